@@ -1,0 +1,51 @@
+package dev.sema;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A queued request of a {@link LocalSemaphore}: a blocked thread ({@code future == null}) or an async
+ * caller. Its outcome is decided once, by a CAS of {@link #status} away from {@link #WAITING}; the links
+ * are guarded by the semaphore's lock.
+ */
+final class Waiter {
+    static final int WAITING = 0;
+    static final int GRANTED = 1;
+    static final int CANCELLED = 2;
+    static final int CLOSED = 3;
+
+    private static final VarHandle STATUS;
+
+    static {
+        try {
+            STATUS = MethodHandles.lookup().findVarHandle(Waiter.class, "status", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final LocalSemaphore semaphore;
+    final long permits;
+    /** An awaitIdle waiter: needs nothing held, takes nothing. */
+    final boolean idle;
+    final Thread thread;
+    WaiterFuture<?> future;
+
+    volatile int status;
+
+    // Guarded by the semaphore's lock while queued; `next` also chains decided waiters afterwards.
+    Waiter prev;
+    Waiter next;
+    boolean linked;
+
+    Waiter(LocalSemaphore semaphore, long permits, boolean idle, Thread thread) {
+        this.semaphore = semaphore;
+        this.permits = permits;
+        this.idle = idle;
+        this.thread = thread;
+    }
+
+    boolean casStatus(int expected, int next) {
+        return STATUS.compareAndSet(this, expected, next);
+    }
+}

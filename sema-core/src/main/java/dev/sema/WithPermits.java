@@ -1,0 +1,56 @@
+package dev.sema;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+/** {@link Semaphore#withPermitsAsync}: acquire, run, release, for any {@link Semaphore}. */
+final class WithPermits {
+    private WithPermits() {
+    }
+
+    static <T> CompletableFuture<T> runAsync(CompletableFuture<Permit> acquired,
+            Supplier<? extends CompletionStage<T>> action) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        // The caller may give up (cancel, orTimeout) while the permits are still awaited: withdraw the
+        // request; a grant that races with it is given back by the acquire future itself.
+        result.whenComplete((value, failure) -> {
+            if (!acquired.isDone()) {
+                acquired.cancel(false);
+            }
+        });
+        acquired.whenComplete((permit, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(failure);
+                return;
+            }
+            if (result.isDone()) {
+                permit.close();
+                return;
+            }
+            CompletionStage<T> stage;
+            try {
+                stage = action.get();
+            } catch (Throwable t) {
+                permit.close();
+                result.completeExceptionally(t);
+                return;
+            }
+            if (stage == null) {
+                permit.close();
+                result.completeExceptionally(new NullPointerException("withPermitsAsync action returned null"));
+                return;
+            }
+            stage.whenComplete((value, error) -> {
+                // Release first, so that whoever continues from the result finds the permits back.
+                permit.close();
+                if (error != null) {
+                    result.completeExceptionally(error);
+                } else {
+                    result.complete(value);
+                }
+            });
+        });
+        return result;
+    }
+}

@@ -1,16 +1,22 @@
 package dev.sema;
 
 /**
- * Completes async waiters iteratively. Completing a future runs its continuations inline, and a
- * continuation that releases permits grants (and would complete) the next waiter: without this, a chain
- * of N such waiters would recurse N frames deep. A nested call on the same thread only appends to the
- * outer call's list, which the outer loop then drains. Threads never wait for each other here.
+ * Completes async waiters with bounded recursion. Completing a future runs its continuations inline,
+ * and a continuation that releases permits grants (and would complete) the next waiter: a chain of N
+ * such waiters would recurse N levels deep. Up to {@link #MAX_DEPTH} nested levels complete inline (so a
+ * continuation that releases and then joins a future it just let through still works); deeper ones are
+ * appended to the outermost call's list on the same thread, which its loop drains. Threads never wait
+ * for each other here.
  */
 final class Trampoline {
+    static final int MAX_DEPTH = 16;
+
     private static final ThreadLocal<Trampoline> CURRENT = new ThreadLocal<>();
 
+    private int depth;
     private Waiter first;
     private Waiter last;
+    private Throwable failure;
 
     private Trampoline() {
     }
@@ -18,50 +24,70 @@ final class Trampoline {
     /** Completes every waiter of {@code chain} (linked by {@code next}, async only). */
     static void run(Waiter chain) {
         Trampoline t = CURRENT.get();
-        if (t != null) {
-            t.append(chain);
-            return;
-        }
-        t = new Trampoline();
-        t.append(chain);
-        CURRENT.set(t);
-        Throwable failure = null;
-        try {
-            for (Waiter w = t.poll(); w != null; w = t.poll()) {
-                try {
-                    w.semaphore.complete(w);
-                } catch (Throwable e) {
-                    // Keep going: every waiter left in the list holds a decided grant that must be
-                    // delivered (or given back), whatever one of them threw.
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
+        if (t == null) {
+            t = new Trampoline();
+            CURRENT.set(t);
+            try {
+                t.depth = 1;
+                t.completeAll(chain);
+                for (Waiter w = t.poll(); w != null; w = t.poll()) {
+                    t.completeOne(w);
                 }
+            } finally {
+                CURRENT.remove();
             }
-        } finally {
-            CURRENT.remove();
+            Throwable f = t.failure;
+            if (f instanceof RuntimeException re) {
+                throw re;
+            }
+            if (f instanceof Error err) {
+                throw err;
+            }
+        } else if (t.depth < MAX_DEPTH) {
+            t.depth++;
+            try {
+                t.completeAll(chain);
+            } finally {
+                t.depth--;
+            }
+        } else {
+            t.append(chain);
         }
-        if (failure instanceof RuntimeException re) {
-            throw re;
+    }
+
+    private void completeAll(Waiter chain) {
+        for (Waiter w = chain; w != null; ) {
+            Waiter next = w.next;
+            w.next = null;
+            completeOne(w);
+            w = next;
         }
-        if (failure instanceof Error err) {
-            throw err;
+    }
+
+    private void completeOne(Waiter w) {
+        try {
+            w.semaphore.complete(w);
+        } catch (Throwable e) {
+            // Keep going: every other waiter holds a decided grant that must be delivered or given back.
+            if (failure == null) {
+                failure = e;
+            } else if (failure != e) {
+                failure.addSuppressed(e);
+            }
         }
     }
 
     private void append(Waiter chain) {
-        Waiter tailOfChain = chain;
-        while (tailOfChain.next != null) {
-            tailOfChain = tailOfChain.next;
+        Waiter end = chain;
+        while (end.next != null) {
+            end = end.next;
         }
         if (last == null) {
             first = chain;
         } else {
             last.next = chain;
         }
-        last = tailOfChain;
+        last = end;
     }
 
     private Waiter poll() {

@@ -1,41 +1,33 @@
 package dev.sema;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.Objects;
 
 /**
- * Permits held from a {@link LocalSemaphore}. {@code held} only ever moves by atomic exchange or CAS, so
- * every permit leaves this object exactly once: released, moved to another Permit, or forgotten.
+ * Permits held from a {@link LocalSemaphore}. The count only ever moves by atomic exchange or CAS, so
+ * every permit leaves exactly once: released, moved to another Permit, or forgotten. Where the count is
+ * stored is left to the subclass: in the object itself ({@link PlainPermit}), or beside it where a leak
+ * detector can still reach it once the Permit is unreachable ({@link TrackedPermit}).
  */
-final class LocalPermit implements Permit {
-    private static final VarHandle HELD;
+abstract sealed class LocalPermit implements Permit permits PlainPermit, TrackedPermit {
+    final LocalSemaphore semaphore;
 
-    static {
-        try {
-            HELD = MethodHandles.lookup().findVarHandle(LocalPermit.class, "held", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private final LocalSemaphore semaphore;
-    private volatile long held;
-
-    LocalPermit(LocalSemaphore semaphore, long permits) {
+    LocalPermit(LocalSemaphore semaphore) {
         this.semaphore = semaphore;
-        this.held = permits;
     }
 
-    @Override
-    public long permits() {
-        return held;
-    }
+    abstract long getAndClear();
+
+    abstract boolean casHeld(long expected, long next);
+
+    abstract void addHeld(long n);
+
+    /** A new Permit of the same kind holding {@code permits} moved out of this one. */
+    abstract LocalPermit fork(long permits);
 
     @Override
     public void close() {
-        if (held != 0) {
-            long n = (long) HELD.getAndSet(this, 0L);
+        if (permits() != 0) {
+            long n = getAndClear();
             if (n != 0) {
                 semaphore.release(n);
             }
@@ -53,7 +45,7 @@ final class LocalPermit implements Permit {
     @Override
     public Permit split(long permits) {
         take("split", permits);
-        return new LocalPermit(semaphore, permits);
+        return fork(permits);
     }
 
     @Override
@@ -66,15 +58,15 @@ final class LocalPermit implements Permit {
             throw new IllegalArgumentException("cannot merge " + other + " into " + this
                     + ": it belongs to another semaphore");
         }
-        long n = (long) HELD.getAndSet(that, 0L);
+        long n = that.getAndClear();
         if (n != 0) {
-            HELD.getAndAdd(this, n);
+            addHeld(n);
         }
     }
 
     @Override
     public void forget() {
-        long n = (long) HELD.getAndSet(this, 0L);
+        long n = getAndClear();
         if (n != 0) {
             semaphore.forget(n);
         }
@@ -83,12 +75,12 @@ final class LocalPermit implements Permit {
     /** Removes {@code permits} from this object, or throws and changes nothing. */
     private void take(String what, long permits) {
         for (;;) {
-            long current = held;
+            long current = permits();
             if (permits < 0 || permits > current) {
                 throw new IllegalArgumentException(what + "(" + permits + "): must be between 0 and the "
                         + current + " permits held by " + this);
             }
-            if (permits == 0 || HELD.compareAndSet(this, current, current - permits)) {
+            if (permits == 0 || casHeld(current, current - permits)) {
                 return;
             }
         }
@@ -96,6 +88,6 @@ final class LocalPermit implements Permit {
 
     @Override
     public String toString() {
-        return "Permit[semaphore=" + semaphore.name() + ", permits=" + held + "]";
+        return "Permit[semaphore=" + semaphore.name() + ", permits=" + permits() + "]";
     }
 }

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -76,6 +77,11 @@ final class LocalSemaphore implements Semaphore {
     private final Fairness fairness;
     private final long fastMask;
     private final ReentrantLock lock = new ReentrantLock();
+    /** Null when leak detection is off, so the fast path pays one test of a final field. */
+    private final LeakDetection leakDetection;
+    private final AtomicLong leaked = new AtomicLong();
+    /** The periodic refill, if built with one; cancelled by close(). */
+    volatile ScheduledFuture<?> refillTask;
 
     private volatile long state;
     private volatile long limit;
@@ -84,8 +90,9 @@ final class LocalSemaphore implements Semaphore {
     private Waiter tail;
     private int idleWaiters;
 
-    LocalSemaphore(String name, long permits, long ceiling, Fairness fairness) {
+    LocalSemaphore(String name, long permits, long ceiling, Fairness fairness, LeakDetection leakDetection) {
         this.name = name;
+        this.leakDetection = leakDetection == LeakDetection.OFF ? null : leakDetection;
         this.ceiling = ceiling;
         this.fairness = fairness;
         this.fastMask = fairness == Fairness.FIFO ? FLAGS : (CLOSED | IDLE);
@@ -101,6 +108,21 @@ final class LocalSemaphore implements Semaphore {
         return s >> SHIFT;
     }
 
+    private LocalPermit newPermit(long permits) {
+        LeakDetection level = leakDetection;
+        return level == null ? new PlainPermit(this, permits) : TrackedPermit.track(this, permits, level);
+    }
+
+    /** Counts permits returned by leak detection; see {@link #leakedPermits()}. */
+    void recordLeak(long permits) {
+        leaked.addAndGet(permits);
+    }
+
+    /** How many permits leak detection has returned so far (for tests). */
+    long leakedPermits() {
+        return leaked.get();
+    }
+
     private boolean casState(long expected, long next) {
         return STATE.compareAndSet(this, expected, next);
     }
@@ -114,7 +136,7 @@ final class LocalSemaphore implements Semaphore {
             throw new InterruptedException("interrupted before acquire(" + permits + ") on " + describe());
         }
         if (tryFast(permits)) {
-            return new LocalPermit(this, permits);
+            return newPermit(permits);
         }
         return acquireSlow(permits, false, 0L);
     }
@@ -128,7 +150,7 @@ final class LocalSemaphore implements Semaphore {
                     + describe());
         }
         if (tryFast(permits)) {
-            return new LocalPermit(this, permits);
+            return newPermit(permits);
         }
         long nanos = Timeouts.toNanos(timeout);
         Permit p = acquireSlow(permits, nanos != Long.MAX_VALUE, System.nanoTime() + Math.min(nanos,
@@ -149,13 +171,13 @@ final class LocalSemaphore implements Semaphore {
                 throw closed("tryAcquire(" + permits + ")");
             }
             if (permits == 0) {
-                return Optional.of(new LocalPermit(this, 0));
+                return Optional.of(newPermit(0));
             }
             if ((s & fastMask) != 0 || available(s) < permits) {
                 return Optional.empty();
             }
             if (casState(s, s - (permits << SHIFT))) {
-                return Optional.of(new LocalPermit(this, permits));
+                return Optional.of(newPermit(permits));
             }
         }
     }
@@ -164,7 +186,7 @@ final class LocalSemaphore implements Semaphore {
     public CompletableFuture<Permit> acquireAsync(long permits) {
         checkRequest(permits);
         if (tryFast(permits)) {
-            return CompletableFuture.completedFuture(new LocalPermit(this, permits));
+            return CompletableFuture.completedFuture(newPermit(permits));
         }
         return acquireAsyncSlow(permits, -1L, null);
     }
@@ -174,7 +196,7 @@ final class LocalSemaphore implements Semaphore {
         checkRequest(permits);
         Objects.requireNonNull(timeout, "timeout");
         if (tryFast(permits)) {
-            return CompletableFuture.completedFuture(new LocalPermit(this, permits));
+            return CompletableFuture.completedFuture(newPermit(permits));
         }
         return acquireAsyncSlow(permits, Timeouts.toNanos(timeout), timeout);
     }
@@ -240,7 +262,7 @@ final class LocalSemaphore implements Semaphore {
         Waiter w = mayQueue ? new Waiter(this, permits, false, Thread.currentThread()) : null;
         Object outcome = takeOrEnqueue(permits, mayQueue, w);
         if (outcome == TAKEN_MARK) {
-            return new LocalPermit(this, permits);
+            return newPermit(permits);
         }
         if (outcome == CLOSED_MARK) {
             throw closed("acquire(" + permits + ")");
@@ -248,7 +270,7 @@ final class LocalSemaphore implements Semaphore {
         if (outcome == null) {
             return null;
         }
-        return awaitGrant(w, timed, deadline) ? new LocalPermit(this, permits) : null;
+        return awaitGrant(w, timed, deadline) ? newPermit(permits) : null;
     }
 
     /**
@@ -306,7 +328,7 @@ final class LocalSemaphore implements Semaphore {
         }
         Object outcome = takeOrEnqueue(permits, mayQueue, w);
         if (outcome == TAKEN_MARK) {
-            return CompletableFuture.completedFuture(new LocalPermit(this, permits));
+            return CompletableFuture.completedFuture(newPermit(permits));
         }
         if (outcome == CLOSED_MARK) {
             return CompletableFuture.failedFuture(closed("acquireAsync(" + permits + ")"));
@@ -501,7 +523,7 @@ final class LocalSemaphore implements Semaphore {
         } else if (w.idle) {
             f.completeInternally(null, null);
         } else {
-            LocalPermit p = new LocalPermit(this, w.permits);
+            LocalPermit p = newPermit(w.permits);
             @SuppressWarnings("unchecked")
             WaiterFuture<Permit> pf = (WaiterFuture<Permit>) f;
             if (!pf.completeInternally(p, null)) {
@@ -676,6 +698,10 @@ final class LocalSemaphore implements Semaphore {
             done = serveLocked(); // an idle waiter may now be at the head with nothing held
         } finally {
             lock.unlock();
+        }
+        ScheduledFuture<?> refill = refillTask;
+        if (refill != null) {
+            refill.cancel(false);
         }
         finish(failed);
         finish(done);

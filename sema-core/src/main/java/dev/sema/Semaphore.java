@@ -106,7 +106,7 @@ public interface Semaphore extends AutoCloseable {
 
     /**
      * Returns a builder. Defaults: limit 0, ceiling equal to the limit, {@link Fairness#FIFO}, a
-     * generated unique name.
+     * generated unique name, {@link LeakDetection#OFF}, no refill.
      *
      * @return a new builder
      */
@@ -354,6 +354,9 @@ public interface Semaphore extends AutoCloseable {
         private long maxPermits = -1;
         private Fairness fairness = Fairness.FIFO;
         private String name;
+        private LeakDetection leakDetection = LeakDetection.OFF;
+        private long refillPermits;
+        private Duration refillPeriod;
 
         Builder() {
         }
@@ -412,6 +415,56 @@ public interface Semaphore extends AutoCloseable {
         }
 
         /**
+         * Sets whether Permits that become unreachable while holding permits are reported and their permits
+         * returned (default {@link LeakDetection#OFF}, which costs nothing).
+         *
+         * @param leakDetection the level
+         * @return this builder
+         * @throws NullPointerException if {@code leakDetection} is {@code null}
+         */
+        public Builder leakDetection(LeakDetection leakDetection) {
+            this.leakDetection = Objects.requireNonNull(leakDetection, "leakDetection");
+            return this;
+        }
+
+        /**
+         * Makes the limit grow by {@code permits} every {@code period}, up to the ceiling: credit that
+         * accrues over time. Idle users save up to the ceiling (a burst), and the initial limit is the
+         * starting credit. Consuming credit is {@code acquire(k)} followed by {@link Permit#forget()},
+         * which lowers the limit by {@code k}; releasing instead gives the credit back. Waiters are served
+         * as soon as a refill makes their request fit. Refills stop when the semaphore is closed or
+         * collected, and never keep a thread alive.
+         *
+         * {@snippet :
+         * // 10 requests per second on average, bursts of up to 50
+         * Semaphore credit = Semaphore.builder()
+         *         .permits(50).maxPermits(50)
+         *         .refill(1, Duration.ofMillis(100))
+         *         .build();
+         * credit.acquire().forget();   // spend one unit of credit
+         * }
+         *
+         * @param permits added per period, {@code 1 <= permits <= MAX_PERMITS}
+         * @param period how often, at least 1 millisecond
+         * @return this builder
+         * @throws IllegalArgumentException if {@code permits} or {@code period} is out of range
+         * @throws NullPointerException if {@code period} is {@code null}
+         */
+        public Builder refill(long permits, Duration period) {
+            Objects.requireNonNull(period, "period");
+            if (permits < 1 || permits > MAX_PERMITS) {
+                throw new IllegalArgumentException("refill permits (" + permits
+                        + ") must be between 1 and MAX_PERMITS (" + MAX_PERMITS + ")");
+            }
+            if (period.compareTo(Duration.ofMillis(1)) < 0) {
+                throw new IllegalArgumentException("refill period (" + period + ") must be at least 1 ms");
+            }
+            this.refillPermits = permits;
+            this.refillPeriod = period;
+            return this;
+        }
+
+        /**
          * Builds the semaphore.
          *
          * @return a new semaphore
@@ -423,8 +476,12 @@ public interface Semaphore extends AutoCloseable {
                 throw new IllegalArgumentException(
                         "permits (" + permits + ") must not exceed maxPermits (" + ceiling + ")");
             }
-            return new LocalSemaphore(name == null ? LocalSemaphore.generatedName() : name,
-                    permits, ceiling, fairness);
+            LocalSemaphore semaphore = new LocalSemaphore(name == null ? LocalSemaphore.generatedName() : name,
+                    permits, ceiling, fairness, leakDetection);
+            if (refillPeriod != null) {
+                semaphore.refillTask = Refill.start(semaphore, refillPermits, refillPeriod);
+            }
+            return semaphore;
         }
     }
 }

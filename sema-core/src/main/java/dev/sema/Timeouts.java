@@ -3,12 +3,11 @@ package dev.sema;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
-/** Time arithmetic that never overflows, and the one shared timer for async timeouts. */
+/** Time arithmetic that never overflows, and async timeouts on the shared {@link Scheduler}. */
 final class Timeouts {
     private Timeouts() {
     }
@@ -30,23 +29,8 @@ final class Timeouts {
      * the timer entry is removed at once (so many short-lived waits leave nothing behind).
      */
     static void failAfter(CompletableFuture<?> future, long nanos, Supplier<TimeoutException> timeout) {
-        ScheduledFuture<?> task = Timer.INSTANCE.schedule(
+        ScheduledFuture<?> task = Scheduler.INSTANCE.schedule(
                 () -> future.completeExceptionally(timeout.get()), nanos, TimeUnit.NANOSECONDS);
         future.whenComplete((value, failure) -> task.cancel(false));
-    }
-
-    /** Lazily started; one daemon thread, so it never keeps a JVM alive. */
-    private static final class Timer {
-        static final ScheduledThreadPoolExecutor INSTANCE = create();
-
-        private static ScheduledThreadPoolExecutor create() {
-            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-                Thread t = new Thread(runnable, "sema-timeouts");
-                t.setDaemon(true);
-                return t;
-            });
-            executor.setRemoveOnCancelPolicy(true);
-            return executor;
-        }
     }
 }

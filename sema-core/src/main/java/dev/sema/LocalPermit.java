@@ -3,8 +3,8 @@ package dev.sema;
 import java.util.Objects;
 
 /**
- * Permits held from a {@link LocalSemaphore}. The count only ever moves by atomic exchange or CAS, so
- * every permit leaves exactly once: released, moved to another Permit, or forgotten. Where the count is
+ * Permits held from a {@link LocalSemaphore}. The count only ever moves atomically (exchange or
+ * compare-and-set), so every permit leaves exactly once: released, moved to another Permit, or forgotten. Where the count is
  * stored is left to the subclass: in the object itself ({@link PlainPermit}), or beside it where a leak
  * detector can still reach it once the Permit is unreachable ({@link TrackedPermit}).
  */
@@ -26,11 +26,9 @@ abstract sealed class LocalPermit implements Permit permits PlainPermit, Tracked
 
     @Override
     public void close() {
-        if (permits() != 0) {
-            long n = getAndClear();
-            if (n != 0) {
-                semaphore.release(n);
-            }
+        long n = getAndClear();
+        if (n != 0) {
+            semaphore.release(n);
         }
     }
 

@@ -1,21 +1,16 @@
 package dev.sema;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-
-/** The Permit of a semaphore without leak detection: the count lives in the object itself. */
+/**
+ * The Permit of a semaphore without leak detection: the count lives in the object itself.
+ *
+ * <p>The count is guarded by this object's monitor rather than moved by CAS on purpose: the JIT removes
+ * the locking of an object that does not escape (the usual try-with-resources Permit) and can then
+ * allocate it on no heap at all, which an atomic operation on one of its fields would prevent. The
+ * guarded sections are a few field accesses: nothing blocks, parks or calls out while the monitor is
+ * held, so a virtual thread is never pinned for longer than a racing close takes.
+ */
 final class PlainPermit extends LocalPermit {
-    private static final VarHandle HELD;
-
-    static {
-        try {
-            HELD = MethodHandles.lookup().findVarHandle(PlainPermit.class, "held", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private volatile long held;
+    private long held; // guarded by this
 
     PlainPermit(LocalSemaphore semaphore, long permits) {
         super(semaphore);
@@ -23,23 +18,29 @@ final class PlainPermit extends LocalPermit {
     }
 
     @Override
-    public long permits() {
+    public synchronized long permits() {
         return held;
     }
 
     @Override
-    long getAndClear() {
-        return (long) HELD.getAndSet(this, 0L);
+    synchronized long getAndClear() {
+        long n = held;
+        held = 0;
+        return n;
     }
 
     @Override
-    boolean casHeld(long expected, long next) {
-        return HELD.compareAndSet(this, expected, next);
+    synchronized boolean casHeld(long expected, long next) {
+        if (held != expected) {
+            return false;
+        }
+        held = next;
+        return true;
     }
 
     @Override
-    void addHeld(long n) {
-        HELD.getAndAdd(this, n);
+    synchronized void addHeld(long n) {
+        held += n;
     }
 
     @Override

@@ -355,7 +355,7 @@ class AcquireTest {
         Semaphore s = Semaphore.create(3);
         Permit a = s.acquire();
         Permit b = s.tryAcquire().orElseThrow();
-        Permit c = s.acquireAsync().join();
+        Permit c = Waiting.result(s.acquireAsync());
         assertThat(a.permits()).isEqualTo(1);
         assertThat(b.permits()).isEqualTo(1);
         assertThat(c.permits()).isEqualTo(1);

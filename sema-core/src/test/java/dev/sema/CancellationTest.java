@@ -261,7 +261,7 @@ class CancellationTest {
             // free and nobody queued: taken at once
             Permit p = s.acquire(2, none);
             assertThat(p.permits()).isEqualTo(2);
-            Permit q = s.acquireAsync(1, none).join();
+            Permit q = Waiting.result(s.acquireAsync(1, none));
             assertThat(s.availablePermits()).isZero();
             // not enough: fails at once, never queues
             assertThatThrownBy(() -> s.acquire(1, none)).isInstanceOf(TimeoutException.class);

@@ -3,6 +3,7 @@ package dev.sema;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import java.util.concurrent.locks.LockSupport;
 
@@ -36,6 +37,14 @@ final class Waiting {
             Thread.State st = t.getState();
             return st == Thread.State.WAITING || st == Thread.State.TIMED_WAITING;
         });
+    }
+
+    /**
+     * Waits for {@code f} to succeed and returns its value, failing after {@link #PATIENCE}. Unlike
+     * {@code join()}, this never hangs a test (a timeout cannot interrupt {@code join()}).
+     */
+    static <T> T result(CompletableFuture<T> f) {
+        return Attempt.async("future", f).join();
     }
 
     /** Asserts the implementation's invariants I1-I5 and its queue bookkeeping. */

@@ -404,4 +404,26 @@ class AcquireTest {
         assertThat(s.availablePermits()).isEqualTo(1);
         checkInvariants(s);
     }
+    @Test
+    void manyVirtualThreadsCanWaitAtOnce() throws Exception {
+        Semaphore s = Semaphore.create(1);
+        Permit held = s.acquire();
+        int n = 500;
+        List<Attempt<Long>> waiters = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            waiters.add(attempts.blocking("virtual#" + i, true, () -> {
+                try (Permit p = s.acquire(1)) {
+                    return p.permits();
+                }
+            }));
+        }
+        Waiting.untilQueued(s, n);
+        held.close();
+        for (Attempt<Long> w : waiters) {
+            assertThat(w.join()).isEqualTo(1L);
+            w.joinThread();
+        }
+        assertThat(s.availablePermits()).isEqualTo(1);
+        checkInvariants(s);
+    }
 }

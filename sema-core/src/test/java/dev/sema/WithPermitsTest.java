@@ -243,4 +243,29 @@ class WithPermitsTest {
         assertThat(s.availablePermits()).isEqualTo(1);
         checkInvariants(s);
     }
+    @Test
+    void cancellingTheResultAfterTheWorkStartedKeepsThePermitsUntilTheWorkEnds() throws Exception {
+        Semaphore s = Semaphore.create(2);
+        CompletableFuture<String> work = new CompletableFuture<>();
+        CompletableFuture<String> result = s.withPermitsAsync(2, () -> work);
+        assertThat(s.availablePermits()).isZero();
+        assertThat(result.cancel(false)).isTrue();
+        assertThat(s.availablePermits()).as("the work still runs, so its permits stay held").isZero();
+        work.complete("late");
+        assertThat(s.availablePermits()).isEqualTo(2);
+        assertThat(result).isCancelled();
+        checkInvariants(s);
+    }
+
+    @Test
+    void withPermitsAsyncOfZeroRunsAtOnceEvenWhileOthersWait() throws Exception {
+        Semaphore s = Semaphore.create(1);
+        Permit held = s.acquire();
+        CompletableFuture<Permit> waiter = s.acquireAsync(1);
+        CompletableFuture<String> result = s.withPermitsAsync(0, () -> CompletableFuture.completedFuture("free"));
+        assertThat(result).isCompletedWithValue("free");
+        held.close();
+        Waiting.result(waiter).close();
+        checkInvariants(s);
+    }
 }

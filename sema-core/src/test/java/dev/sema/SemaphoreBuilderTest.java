@@ -160,6 +160,7 @@ class SemaphoreBuilderTest {
             Semaphore s = i % 2 == 0 ? Semaphore.create(1) : Semaphore.builder().build();
             assertThat(names.add(s.name())).as("name %s is new", s.name()).isTrue();
             assertThat(s.name()).isNotBlank();
+            checkInvariants(s);
         }
     }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
@@ -14,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -485,5 +487,42 @@ class CancellationTest {
             assertThat(s.availablePermits()).isEqualTo(1);
             checkInvariants(s);
         }
+    }
+    @ParameterizedTest
+    @EnumSource(Withdrawal.class)
+    void withdrawnFutureHasLeftTheQueueWhenItsDependentsRun(Withdrawal how) throws Exception {
+        futureHasLeftTheQueueBeforeItsDependentsRun(how::apply, 100);
+    }
+
+    @Test
+    void asyncTimeoutHasLeftTheQueueWhenTheFutureFails() throws Exception {
+        futureHasLeftTheQueueBeforeItsDependentsRun(null, 100);
+    }
+
+    /**
+     * Once an async waiter's future has failed (or been completed) from outside, a dependent stage sees
+     * the semaphore without it: not queued, and (FIFO) no longer keeping a newcomer from free permits.
+     */
+    private void futureHasLeftTheQueueBeforeItsDependentsRun(Consumer<CompletableFuture<Permit>> giveUp,
+            int rounds) throws Exception {
+        Semaphore s = Semaphore.create(2);
+        Permit held = s.acquire(1); // 1 free
+        for (int i = 0; i < rounds; i++) {
+            CompletableFuture<Permit> f = giveUp == null ? s.acquireAsync(2, Duration.ofNanos(100_000))
+                    : s.acquireAsync(2);
+            CompletableFuture<String> seen = f.handle((p, e) -> {
+                int queued = s.queueLength();
+                Optional<Permit> newcomer = s.tryAcquire(1);
+                newcomer.ifPresent(Permit::close);
+                return "queueLength " + queued + ", tryAcquire(1) " + (newcomer.isPresent() ? "took" : "empty");
+            });
+            if (giveUp != null) {
+                giveUp.accept(f);
+            }
+            assertThat(Waiting.result(seen)).as("round %d", i).isEqualTo("queueLength 0, tryAcquire(1) took");
+            checkInvariants(s);
+        }
+        held.close();
+        assertThat(s.availablePermits()).isEqualTo(2);
     }
 }

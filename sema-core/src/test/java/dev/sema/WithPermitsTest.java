@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
@@ -209,8 +211,8 @@ class WithPermitsTest {
         Permit held = s.acquire();
         CompletableFuture<Integer> result = s.withPermitsAsync(1, () -> CompletableFuture.completedFuture(1));
         result.orTimeout(1, TimeUnit.MILLISECONDS);
-        Waiting.untilQueued(s, 0);
-        assertThat(result).isCompletedExceptionally();
+        assertThat(Attempt.async("result", result).failure()).isInstanceOf(TimeoutException.class);
+        assertThat(s.queueLength()).isZero();
         held.close();
         assertThat(s.availablePermits()).isEqualTo(1);
         checkInvariants(s);
@@ -267,5 +269,30 @@ class WithPermitsTest {
         held.close();
         Waiting.result(waiter).close();
         checkInvariants(s);
+    }
+    @Test
+    void cancelledResultHasWithdrawnTheRequestBeforeItsDependentsRun() throws Exception {
+        for (CancellationTest.Withdrawal how : CancellationTest.Withdrawal.values()) {
+            Semaphore s = Semaphore.create(2);
+            Permit held = s.acquire(1); // 1 free
+            AtomicBoolean ran = new AtomicBoolean();
+            CompletableFuture<Permit> result = s.withPermitsAsync(2, () -> {
+                ran.set(true);
+                return CompletableFuture.completedFuture(null);
+            });
+            assertThat(s.queueLength()).isEqualTo(1);
+            CompletableFuture<String> seen = result.handle((p, e) -> {
+                int queued = s.queueLength();
+                Optional<Permit> newcomer = s.tryAcquire(1);
+                newcomer.ifPresent(Permit::close);
+                return "queueLength " + queued + ", tryAcquire(1) " + (newcomer.isPresent() ? "took" : "empty");
+            });
+            how.apply(result);
+            assertThat(Waiting.result(seen)).as(how.name()).isEqualTo("queueLength 0, tryAcquire(1) took");
+            held.close();
+            assertThat(ran).isFalse();
+            assertThat(s.availablePermits()).isEqualTo(2);
+            checkInvariants(s);
+        }
     }
 }

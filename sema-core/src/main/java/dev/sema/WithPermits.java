@@ -2,6 +2,7 @@ package dev.sema;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /** {@link Semaphore#withPermitsAsync}: acquire, run, release, for any {@link Semaphore}. */
@@ -11,20 +12,45 @@ final class WithPermits {
 
     static <T> CompletableFuture<T> runAsync(CompletableFuture<Permit> acquired,
             Supplier<? extends CompletionStage<T>> action) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        // The caller may give up (cancel, orTimeout) while the permits are still awaited: withdraw the
-        // request; a grant that races with it is given back by the acquire future itself.
-        result.whenComplete((value, failure) -> {
-            if (!acquired.isDone()) {
-                acquired.cancel(false);
+        // The caller may give up (cancel, orTimeout, ...) while the permits are still awaited: withdraw
+        // the request before the result completes, so that its dependents (run inline) no longer find it
+        // queued; a grant that races with it is given back by the acquire future itself. The caller's
+        // own completion of the result then stands, not the cancellation of the request.
+        AtomicBoolean givingUp = new AtomicBoolean();
+        CompletableFuture<T> result = new CompletableFuture<>() {
+            @Override
+            public boolean complete(T value) {
+                withdraw();
+                return super.complete(value);
             }
-        });
+
+            @Override
+            public boolean completeExceptionally(Throwable ex) {
+                withdraw();
+                return super.completeExceptionally(ex);
+            }
+
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                withdraw();
+                return super.cancel(mayInterruptIfRunning);
+            }
+
+            private void withdraw() {
+                if (!acquired.isDone()) {
+                    givingUp.set(true);
+                    acquired.cancel(false);
+                }
+            }
+        };
         acquired.whenComplete((permit, failure) -> {
             if (failure != null) {
-                result.completeExceptionally(failure);
+                if (!givingUp.get()) {
+                    result.completeExceptionally(failure);
+                }
                 return;
             }
-            if (result.isDone()) {
+            if (result.isDone() || givingUp.get()) {
                 permit.close();
                 return;
             }

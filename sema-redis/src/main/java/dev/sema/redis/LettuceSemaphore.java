@@ -80,6 +80,8 @@ final class LettuceSemaphore implements RedisSemaphore {
     private volatile Status last;
     private volatile boolean left;
     private volatile ScheduledFuture<?> ticker;
+    /** For tests: stops sending renewals, as a process that hangs would (local deadlines still apply). */
+    volatile boolean renewalsSuspended;
 
     record Status(long limit, long max, long used, int queued, boolean closed) {
     }
@@ -449,7 +451,7 @@ final class LettuceSemaphore implements RedisSemaphore {
                 p.checkDeadline(now);
             }
             boolean due = !held.isEmpty() && now - lastRenewSent >= renewPeriodNanos - tickNanos / 2;
-            if (!(due || renewRequested || !waiting.isEmpty())) {
+            if (!(due || renewRequested || !waiting.isEmpty()) || renewalsSuspended) {
                 return;
             }
             if (!renewInFlight.compareAndSet(false, true)) {

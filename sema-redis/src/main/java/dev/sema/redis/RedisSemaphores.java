@@ -195,8 +195,7 @@ public final class RedisSemaphores implements AutoCloseable {
             }
         }
         timer.shutdownNow();
-        pubsub.closeAsync();
-        connection.closeAsync().join();
+        CompletableFuture.allOf(pubsub.closeAsync(), connection.closeAsync()).join();
         if (ownsClient) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }

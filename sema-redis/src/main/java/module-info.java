@@ -2,7 +2,7 @@
  * Sema on Redis: the weighted FIFO semaphore of {@code dev.sema}, shared by many processes through
  * Redis, with leases, fencing tokens and targeted wake-ups.
  *
- * <p>Start with {@code RedisSemaphores.connect(String)}.
+ * <p>Start with {@link dev.sema.redis.RedisSemaphores#connect(String)}.
  */
 module dev.sema.redis {
     requires transitive dev.sema;

@@ -198,10 +198,8 @@ final class LettuceSemaphore implements RedisSemaphore {
             return tryAcquireAsync(permits, timeout);
         }
         Pending<Permit> p = start(permits, false);
-        if (nanos != Long.MAX_VALUE && !p.future.isDone()) {
-            ScheduledFuture<?> task = owner.timer.schedule(
-                    () -> p.future.completeExceptionally(timeoutException(permits, timeout)), nanos, TimeUnit.NANOSECONDS);
-            p.future.whenComplete((v, f) -> task.cancel(false));
+        if (nanos != Long.MAX_VALUE) {
+            owner.failAfter(p.future, nanos, () -> timeoutException(permits, timeout));
         }
         return p.future;
     }

@@ -25,11 +25,13 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * This process's connection to the semaphores kept in one Redis: one command connection shared by every
@@ -264,7 +266,26 @@ public final class RedisSemaphores implements AutoCloseable {
         } catch (RuntimeException e) {
             deliver(result, null, e);
         }
-        return result.orTimeout(commandTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(200), TimeUnit.NANOSECONDS);
+        failAfter(result, commandTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(200),
+                () -> new TimeoutException("no reply within " + commandTimeout));
+        return result;
+    }
+
+    /**
+     * Fails {@code future} after {@code nanos} unless it completes first; the failure is delivered on a
+     * virtual thread, so that continuations never run on the timer thread.
+     */
+    void failAfter(CompletableFuture<?> future, long nanos, Supplier<? extends Throwable> failure) {
+        if (future.isDone()) {
+            return;
+        }
+        try {
+            ScheduledFuture<?> task = timer.schedule(() -> execute(() -> future.completeExceptionally(failure.get())),
+                    nanos, TimeUnit.NANOSECONDS);
+            future.whenComplete((v, f) -> task.cancel(false));
+        } catch (RejectedExecutionException closing) {
+            // leaving: the connection is closed, so every command fails at once anyway
+        }
     }
 
     private void deliver(CompletableFuture<List<Object>> result, List<Object> value, Throwable failure) {

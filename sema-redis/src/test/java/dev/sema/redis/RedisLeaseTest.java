@@ -30,15 +30,15 @@ class RedisLeaseTest extends RedisTestSupport {
 
     @Test
     void leaseIsRenewedWhileThePermitIsHeld() throws Exception {
-        RedisSemaphore sa = build(a, 1, Duration.ofMillis(300));
-        RedisSemaphore sb = build(b, 1, Duration.ofMillis(300));
+        RedisSemaphore sa = build(a, 1, Duration.ofMillis(500));
+        RedisSemaphore sb = build(b, 1, Duration.ofMillis(500));
         RedisPermit p = (RedisPermit) sa.acquire();
         String id = onlyGrantId();
         double first = leaseDeadline(id);
-        // Renewed every 100 ms: the deadline moves on several times, well past the first lease.
-        await("lease renewed past 3 leases", () -> {
+        // Renewed every third of the lease: the deadline moves on several times, past two leases.
+        await("lease renewed past 2 leases", () -> {
             Double d = leaseDeadline(id);
-            return d != null && d > first + 900;
+            return d != null && d > first + 1000;
         });
         assertThat(sb.tryAcquire()).isEmpty();
         assertThat(p.leaseLost()).isNotDone();

@@ -250,6 +250,10 @@ final class LettucePermit implements RedisPermit {
         }
     }
 
+    long deadline() {
+        return deadline;
+    }
+
     void checkDeadline(long now) {
         if (now - deadline >= 0 && lock.tryLock()) {
             try {

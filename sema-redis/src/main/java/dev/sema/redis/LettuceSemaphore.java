@@ -75,7 +75,6 @@ final class LettuceSemaphore implements RedisSemaphore {
 
     private final AtomicBoolean renewInFlight = new AtomicBoolean();
     private volatile boolean renewRequested;
-    private volatile long lastRenewSent;
     private volatile long ceiling;
     private volatile Status last;
     private volatile boolean left;
@@ -445,10 +444,12 @@ final class LettuceSemaphore implements RedisSemaphore {
                 return;
             }
             long now = System.nanoTime();
+            boolean due = false;
             for (LettucePermit p : held.values()) {
                 p.checkDeadline(now);
+                // Renew a grant a third of the lease after its lease was last set (deadline = sent + lease - margin).
+                due |= p.deadline() - now <= leaseNanos - marginNanos - renewPeriodNanos + tickNanos / 2;
             }
-            boolean due = !held.isEmpty() && now - lastRenewSent >= renewPeriodNanos - tickNanos / 2;
             if (!(due || renewRequested || !waiting.isEmpty()) || renewalsSuspended) {
                 return;
             }
@@ -486,7 +487,6 @@ final class LettuceSemaphore implements RedisSemaphore {
                 args[i++] = p.id;
             }
             long sent = System.nanoTime();
-            lastRenewSent = sent;
             call(Script.RENEW, args).whenComplete((r, e) -> {
                 try {
                     onRenewed(grants, waiters, sent, r, e);

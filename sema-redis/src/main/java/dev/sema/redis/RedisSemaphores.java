@@ -216,6 +216,11 @@ public final class RedisSemaphores implements AutoCloseable {
         return closed.get();
     }
 
+    /** For tests: the wake-up connection, to make messages get lost. */
+    StatefulRedisPubSubConnection<String, String> pubsub() {
+        return pubsub;
+    }
+
     RedisSemaphore open(String name, long permits, long ceiling, Duration lease, boolean create) {
         if (closed.get()) {
             throw new SemaphoreClosedException("RedisSemaphores " + clientId + " is closed: semaphore '" + name

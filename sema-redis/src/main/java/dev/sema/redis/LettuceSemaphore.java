@@ -510,7 +510,20 @@ final class LettuceSemaphore implements RedisSemaphore {
         }
         String status = str(r.get(0));
         if (status.startsWith("ERR_")) {
-            LOG.log(System.Logger.Level.WARNING, () -> describe() + ": renewal refused: " + r);
+            // The semaphore is gone (and may not be created) or its key is corrupt: nothing here can be kept.
+            RedisSemaphoreException failure;
+            try {
+                checkErrors("renewal", r);
+                failure = unexpected("renewal", r);
+            } catch (RedisSemaphoreException refused) {
+                failure = refused;
+            }
+            for (HeldSnapshot s : grants) {
+                s.permit().lost(s.epoch(), failure.getMessage());
+            }
+            for (Pending<?> p : waiters) {
+                fail(p, failure);
+            }
             return;
         }
         boolean closed = "1".equals(status);

@@ -39,6 +39,16 @@ import java.util.Objects;
  * {@link RedisSemaphoreException}); holders of lost grants learn it through
  * {@link RedisPermit#leaseLost()}. {@code toString()} shows the counts of the last read.
  *
+ * <h2>Round trips</h2>
+ * An uncontended acquire is one round trip to Redis, a release is one, and so is every other operation
+ * (a resize, a query, a {@code Permit} split or merge): none waits for permits, but each waits for its
+ * reply, at most the command timeout (see {@link RedisSemaphores}). In particular, a request of 0 permits
+ * takes a round trip (to learn whether the semaphore is closed), and an {@code acquireAsync} on a closed
+ * semaphore returns a future that fails once Redis answered rather than one already failed.
+ * {@link #queueLength()} counts the requests queued in Redis, including those of a crashed process until
+ * their time-to-live ends. {@link dev.sema.Permit#merge(dev.sema.Permit)} accepts only permits of the same
+ * handle: a permit of another handle, even on the same name, is refused as belonging to another semaphore.
+ *
  * <h2>Leases</h2>
  * Every grant has a lease, {@link #lease()}, judged by the Redis server's clock only: the process
  * renews it while the permit is open, and a crashed holder's permits come back when it ends. See

@@ -77,16 +77,22 @@ class RedisOutageTest extends RedisTestSupport {
     }
 
     @Test
-    void missingSemaphoreIsReportedWhenItMayNotBeCreated() {
+    void missingSemaphoreIsReportedWhenItMayNotBeCreated() throws Exception {
         assertThatThrownBy(() -> a.semaphore(name).createIfMissing(false).build())
                 .isInstanceOf(RedisSemaphoreException.class)
                 .hasMessageContaining("does not exist").hasMessageContaining("sem:{" + name + "}:meta");
         RedisSemaphore created = a.semaphore(name).permits(3).build();
         RedisSemaphore attached = b.semaphore(name).createIfMissing(false).build();
         assertThat(attached.permits()).isEqualTo(3);
+        Permit held = created.acquire(3);
+        CompletableFuture<Permit> waiter = attached.acquireAsync(1);
+        awaitQueueLength(created, 1);
         redis.del("sem:{" + name + "}:meta");
         assertThatThrownBy(attached::tryAcquire).isInstanceOf(RedisSemaphoreException.class)
                 .hasMessageContaining("does not exist");
+        // The waiter of the handle that may not create it fails at its next heartbeat.
+        assertThatThrownBy(() -> waiter.get(20, TimeUnit.SECONDS)).hasCauseInstanceOf(RedisSemaphoreException.class);
+        held.close();
         assertThat(created.availablePermits()).isEqualTo(3); // created again from its builder
     }
 

@@ -217,6 +217,58 @@ class RedisSemaphoreContractTest extends RedisTestSupport {
     }
 
     @Test
+    void interruptRacingAGrantEitherKeepsThePermitWithTheFlagOrGivesItBack() throws Exception {
+        RedisSemaphore sa = build(a, 1);
+        RedisSemaphore sb = build(b, 1);
+        int granted = 0;
+        for (int i = 0; i < 20; i++) {
+            Permit held = sa.acquire();
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            Thread t = Thread.ofPlatform().name("waiter-" + i).start(() -> {
+                try {
+                    Permit p = sb.acquire();
+                    outcome.set(Thread.currentThread().isInterrupted() ? p : new AssertionError("granted, flag lost"));
+                    p.close();
+                } catch (InterruptedException e) {
+                    outcome.set(Thread.currentThread().isInterrupted() ? new AssertionError("flag kept") : e);
+                } catch (Throwable e) {
+                    outcome.set(e);
+                }
+            });
+            awaitQueueLength(sa, 1);
+            awaitState(t, Thread.State.WAITING);
+            Thread releaser = Thread.ofVirtual().start(held::close);
+            t.interrupt();
+            releaser.join(20_000);
+            t.join(20_000);
+            assertThat(outcome.get()).isInstanceOfAny(Permit.class, InterruptedException.class);
+            if (outcome.get() instanceof Permit) {
+                granted++;
+            }
+            await("all permits back after round " + i, () -> sa.availablePermits() == 1 && sa.queueLength() == 0);
+        }
+        System.out.println("interrupt race: granted " + granted + " of 20");
+        checkInvariants();
+    }
+
+    @Test
+    void borrowedClientIsNotShutDown() throws Exception {
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(server.uri());
+        try {
+            try (RedisSemaphores borrowed = RedisSemaphores.using(client)) {
+                RedisSemaphore s = borrowed.semaphore(name).permits(1).build();
+                s.acquire().close();
+                assertThat(s.availablePermits()).isEqualTo(1);
+            }
+            try (var c = client.connect()) {
+                assertThat(c.sync().ping()).isEqualTo("PONG");
+            }
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
     void cancelOfAGrantedRequestReleasesItInRedis() {
         RedisSemaphore sa = build(a, 2);
         LettuceSemaphore s = (LettuceSemaphore) sa;

@@ -64,7 +64,7 @@ final class LettucePermit implements RedisPermit {
             grantId = null;
             epoch += 2;
             if (id != null) {
-                semaphore.held.remove(id, this);
+                unregister(id, this);
             }
         } finally {
             lock.unlock();
@@ -87,7 +87,7 @@ final class LettucePermit implements RedisPermit {
                 List<Object> r = run("release(" + permits + ")", Script.RELEASE, id, "", "0");
                 held = 0;
                 grantId = null;
-                semaphore.held.remove(id, this);
+                unregister(id, this);
                 ignoreNotHeld(r);
                 return;
             }
@@ -166,7 +166,7 @@ final class LettucePermit implements RedisPermit {
             held += n;
             that.held = 0;
             that.grantId = null;
-            semaphore.held.remove(b, that);
+            unregister(b, that);
             if (ok(r)) {
                 token = LettuceSemaphore.num(r.get(1));
                 deadline = wasEmpty ? that.deadline : Math.min(deadline - that.deadline, 0) + that.deadline;
@@ -199,7 +199,7 @@ final class LettucePermit implements RedisPermit {
             List<Object> r = run("forget()", Script.FORGET, id);
             held = 0;
             grantId = null;
-            semaphore.held.remove(id, this);
+            unregister(id, this);
             if (!ok(r)) {
                 markLost("forget(): Redis no longer holds grant " + id + "; its permits already came back");
             }
@@ -283,6 +283,11 @@ final class LettucePermit implements RedisPermit {
     // ---------------------------------------------------------------- helpers (under lock)
 
     private List<Object> run(String what, Script script, String... args) {
+        for (int i = 0; i < args.length; i++) {
+            if (args[i] == null) {
+                args[i] = ""; // no grant (its lease was lost before a merge): the script answers NOT_HELD
+            }
+        }
         epoch++;
         try {
             return semaphore.callSync(what, script, args);
@@ -308,6 +313,12 @@ final class LettucePermit implements RedisPermit {
         if (lost.complete(null)) {
             System.getLogger(LettucePermit.class.getName()).log(System.Logger.Level.WARNING,
                     () -> "lease lost on " + semaphore.describe() + ": " + why + " (" + this + ")");
+        }
+    }
+
+    private void unregister(String id, LettucePermit permit) {
+        if (id != null) {
+            semaphore.held.remove(id, permit);
         }
     }
 

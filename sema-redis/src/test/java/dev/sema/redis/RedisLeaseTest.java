@@ -82,6 +82,32 @@ class RedisLeaseTest extends RedisTestSupport {
     }
 
     @Test
+    void operationsOnALostPermitKeepLocalCountsAndNeverTouchOtherGrants() throws Exception {
+        RedisSemaphore sa = build(a, 4, LEASE);
+        RedisPermit p = (RedisPermit) sa.acquire(4);
+        redis.zadd("sem:{" + name + "}:leases", 1, onlyGrantId());
+        p.leaseLost().get(20, TimeUnit.SECONDS);
+        Permit live = sa.acquire(2); // someone else's grant now
+        Permit part = p.split(1);
+        assertThat(((RedisPermit) part).leaseLost()).isDone();
+        p.release(1);
+        assertThat(p.permits()).isEqualTo(2);
+        Permit empty = sa.acquire(0);
+        empty.merge(p);
+        assertThat(empty.permits()).isEqualTo(2);
+        empty.release(1);
+        empty.forget();
+        part.close();
+        p.close();
+        empty.close();
+        assertThat(sa.permits()).isEqualTo(4); // forgetting lost permits changes nothing in Redis
+        assertThat(sa.availablePermits()).isEqualTo(2);
+        live.close();
+        assertThat(sa.availablePermits()).isEqualTo(4);
+        checkInvariants();
+    }
+
+    @Test
     void waiterOfAProcessThatStopsRenewingIsRemovedAndTheQueueMovesOn() throws Exception {
         RedisSemaphore sa = build(a, 2, LEASE);
         RedisSemaphore sb = build(b, 2, LEASE);

@@ -53,6 +53,8 @@
  *   <li>A semaphore whose meta key is missing is created again from the builder's values by the next
  *       script (its other keys are cleared so the counts stay exact), unless the builder said
  *       {@code createIfMissing(false)}; a key of the wrong type or schema version is reported.
+ *   <li>No extra RENEW when the pub/sub connection reconnects: a waiter's next heartbeat, within a
+ *       second, reports any grant whose message was lost meanwhile.
  *   <li>Lease loss is reported through {@link dev.sema.redis.RedisPermit#leaseLost()} rather than a
  *       listener.
  * </ul>

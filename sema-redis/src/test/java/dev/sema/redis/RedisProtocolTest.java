@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -80,6 +81,41 @@ class RedisProtocolTest extends RedisTestSupport {
         CompletableFuture<Permit> waiter = sb.acquireAsync(1);
         awaitQueueLength(sa, 1);
         b.pubsub().sync().unsubscribe(((LettuceSemaphore) sb).channel()); // every message to b is lost now
+        held.close();
+        waiter.get(20, TimeUnit.SECONDS).close();
+        checkInvariants();
+    }
+
+    @Test
+    void waiterSurvivesPubSubConnectionsBeingKilled() throws Exception {
+        RedisSemaphore sa = build(a, 1);
+        RedisSemaphore sb = build(b, 1);
+        Permit held = sa.acquire();
+        CompletableFuture<Permit> waiter = sb.acquireAsync(1);
+        awaitQueueLength(sa, 1);
+        assertThat(redis.clientKill(io.lettuce.core.KillArgs.Builder.typePubsub())).isPositive();
+        held.close();
+        waiter.get(20, TimeUnit.SECONDS).close();
+        checkInvariants();
+    }
+
+    @Test
+    void waiterIsKeptAliveByHeartbeatsLongerThanItsTimeToLive() throws Exception {
+        RedisSemaphore sa = a.semaphore(name).permits(1).lease(Duration.ofMillis(300)).build();
+        RedisSemaphore sb = b.semaphore(name).permits(1).lease(Duration.ofMillis(300)).build();
+        Permit held = sa.acquire();
+        CompletableFuture<Permit> waiter = sb.acquireAsync(1);
+        awaitQueueLength(sa, 1);
+        String queue = "sem:{" + name + "}:queue";
+        String id = redis.zrange(queue, 0, 0).get(0);
+        Double seq = redis.zscore(queue, id);
+        double firstLiveness = redis.zscore("sem:{" + name + "}:wlive", id);
+        await("liveness pushed past three time-to-lives", () -> {
+            Double d = redis.zscore("sem:{" + name + "}:wlive", id);
+            return d != null && d > firstLiveness + 900;
+        });
+        assertThat(redis.zscore(queue, id)).as("still the same entry, never re-queued").isEqualTo(seq);
+        assertThat(waiter).isNotDone();
         held.close();
         waiter.get(20, TimeUnit.SECONDS).close();
         checkInvariants();

@@ -84,11 +84,11 @@ final class LettucePermit implements RedisPermit {
             }
             if (permits == held) {
                 String id = grantId;
-                List<Object> r = run("release(" + permits + ")", Script.RELEASE, id, "", "0");
+                // NOT_HELD is fine here: the lease had ended (already reported), or this is a re-sent release.
+                run("release(" + permits + ")", Script.RELEASE, id, "", "0");
                 held = 0;
                 grantId = null;
                 unregister(id, this);
-                ignoreNotHeld(r);
                 return;
             }
             String old = grantId;
@@ -324,10 +324,6 @@ final class LettucePermit implements RedisPermit {
 
     private static boolean ok(List<Object> r) {
         return "OK".equals(LettuceSemaphore.str(r.get(0)));
-    }
-
-    private static void ignoreNotHeld(List<Object> r) {
-        // NOT_HELD on a full release: the lease had ended (already reported), or this is a re-sent release.
     }
 
     private void check(String what, long permits) {

@@ -49,7 +49,8 @@
  *       every second. A waiter whose entry is gone (reaped, or lost in a restart) queues again, at the
  *       back, unless the semaphore was closed.
  *   <li>{@code awaitIdle} waiters are queue entries of their own kind, served when they reach the head
- *       and nothing is held; CLOSE leaves them queued.
+ *       and nothing is held; CLOSE leaves them queued. One whose completion message is lost asks again
+ *       at its next heartbeat, and then also waits for work that arrived in between.
  *   <li>A semaphore whose meta key is missing is created again from the builder's values by the next
  *       script (its other keys are cleared so the counts stay exact), unless the builder said
  *       {@code createIfMissing(false)}; a key of the wrong type or schema version is reported.

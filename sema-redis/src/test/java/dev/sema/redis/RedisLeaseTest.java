@@ -30,15 +30,15 @@ class RedisLeaseTest extends RedisTestSupport {
 
     @Test
     void leaseIsRenewedWhileThePermitIsHeld() throws Exception {
-        RedisSemaphore sa = build(a, 1, Duration.ofMillis(500));
-        RedisSemaphore sb = build(b, 1, Duration.ofMillis(500));
+        RedisSemaphore sa = build(a, 1, LEASE);
+        RedisSemaphore sb = build(b, 1, LEASE);
         RedisPermit p = (RedisPermit) sa.acquire();
         String id = onlyGrantId();
         double first = leaseDeadline(id);
         // Renewed every third of the lease: the deadline moves on several times, past two leases.
         await("lease renewed past 2 leases", () -> {
             Double d = leaseDeadline(id);
-            return d != null && d > first + 1000;
+            return d != null && d > first + 2000;
         });
         assertThat(sb.tryAcquire()).isEmpty();
         assertThat(p.leaseLost()).isNotDone();

@@ -61,7 +61,8 @@ class RedisMultiProcessTest extends RedisTestSupport {
 
     @Test
     void permitsOfAKilledHolderProcessComeBackAfterItsLease() throws Exception {
-        Process holder = spawn("hold", server.uri(), name, "2", "2", "1000");
+        // A lease long enough that the child's renewals keep up even while JVMs start on a busy machine.
+        Process holder = spawn("hold", server.uri(), name, "2", "2", "3000");
         long staleToken = Long.parseLong(awaitLine(holder, "HELD"));
         RedisSemaphore s = a.semaphore(name).permits(2).lease(Duration.ofSeconds(1)).build();
         assertThat(s.availablePermits()).isZero();

@@ -1,0 +1,208 @@
+package dev.sema.redis;
+
+import dev.sema.Fairness;
+import dev.sema.Semaphore;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A {@link Semaphore} whose state lives in Redis and is shared by every process that builds the same
+ * name: the limit, the ceiling, the permits held, the FIFO queue and whether it is closed. Obtain one
+ * from {@link RedisSemaphores#semaphore(String)}.
+ *
+ * {@snippet :
+ * try (RedisSemaphores redis = RedisSemaphores.connect("redis://127.0.0.1:6379")) {
+ *     RedisSemaphore api = redis.semaphore("partner-api").permits(10).build();
+ *     try (Permit p = api.acquire()) {
+ *         // at most 10 of these run at once, across every process
+ *     }
+ * }
+ * }
+ *
+ * <p>The contract is {@link Semaphore}'s, across processes, with the differences listed here.
+ *
+ * <h2>Fairness</h2>
+ * Always {@link Fairness#FIFO}, across processes: requests are served strictly in the order Redis
+ * received them; the head is served as soon as it fits and nobody overtakes it. A request whose
+ * process stopped renewing it (crashed, or lost Redis for longer than the waiter time-to-live, the
+ * lease but at most 10 s) is removed, and a waiter whose entry was lost (a restart without
+ * persistence) queues again, at the back.
+ *
+ * <h2>State</h2>
+ * The builder's {@code permits} and {@code maxPermits} only create a semaphore that does not exist yet;
+ * once it exists, the values stored in Redis win, and {@link #permits()}, {@link #maxPermits()},
+ * {@link #availablePermits()}, {@link #queueLength()} and {@link #isClosed()} each read them with one
+ * round trip (which also ends expired leases, so the counts include permits that came back that way).
+ * If the semaphore's keys disappear (a restart without persistence, a deleted key), the next operation
+ * creates it again from the builder's values, open, with nothing held (unless the builder said
+ * {@link Builder#createIfMissing(boolean) createIfMissing(false)}, in which case operations throw
+ * {@link RedisSemaphoreException}); holders of lost grants learn it through
+ * {@link RedisPermit#leaseLost()}. {@code toString()} shows the counts of the last read.
+ *
+ * <h2>Round trips</h2>
+ * An uncontended acquire is one round trip to Redis, a release is one, and so is every other operation
+ * (a resize, a query, a {@code Permit} split or merge): none waits for permits, but each waits for its
+ * reply, at most the command timeout (see {@link RedisSemaphores}). In particular, a request of 0 permits
+ * takes a round trip (to learn whether the semaphore is closed), and an {@code acquireAsync} on a closed
+ * semaphore returns a future that fails once Redis answered rather than one already failed.
+ * {@link #queueLength()} counts the requests queued in Redis, including those of a crashed process until
+ * their time-to-live ends. {@link dev.sema.Permit#merge(dev.sema.Permit)} accepts only permits of the same
+ * handle: a permit of another handle, even on the same name, is refused as belonging to another semaphore.
+ *
+ * <h2>Leases</h2>
+ * Every grant has a lease, {@link #lease()}, judged by the Redis server's clock only: the process
+ * renews it while the permit is open, and a crashed holder's permits come back when it ends. See
+ * {@link RedisPermit}.
+ *
+ * <h2>Cancellation</h2>
+ * As in {@link Semaphore}: a timed-out, interrupted or cancelled request is withdrawn in Redis; a grant
+ * that raced with the withdrawal is released by Redis in the same step, so no permit is lost. If Redis
+ * cannot be reached to withdraw it, the request is removed when its liveness runs out (and a grant that
+ * nobody claims, when its lease ends).
+ *
+ * <h2>Interruption</h2>
+ * As in {@link Semaphore}. The other operations (release, resize, queries) each wait for one reply from
+ * Redis, at most the command timeout, and are not interruptible.
+ *
+ * <h2>Closing</h2>
+ * {@link #close()} closes the semaphore in Redis, for every process: the queued acquires of every
+ * process fail with {@link dev.sema.SemaphoreClosedException} (they learn it from a message, or from
+ * their next renewal at the latest), and later acquires fail too. {@link RedisSemaphores#close()} only
+ * ends this process's participation: its own waiters fail, its permits are released, and
+ * {@link #isClosed()} reports {@code true} in this process only.
+ *
+ * <h2>Errors</h2>
+ * If Redis cannot be reached, or does not answer within the command timeout, an operation throws (or
+ * its future fails with) {@link RedisSemaphoreException}; it never waits for Redis to come back.
+ * {@link dev.sema.Permit#close()} never throws: a release that cannot be delivered is left to the lease.
+ *
+ * <h2>Memory consistency effects</h2>
+ * Actions in a thread before it releases permits happen-before the actions that follow a successful
+ * acquire of those permits in the same process. Across processes, Redis orders the release before the
+ * grant; what the processes write elsewhere is ordered only by that resource (see fencing tokens in
+ * {@link RedisPermit}).
+ *
+ * <h2>Wake-ups</h2>
+ * A release hands the permits to the waiters that fit inside Redis and sends one message to each
+ * process that was granted; a lost message is made good by the waiter's next renewal (within a second,
+ * or a third of the waiter time-to-live). Futures are completed on virtual threads, never on the
+ * client's I/O threads.
+ */
+public interface RedisSemaphore extends Semaphore {
+
+    /** The lease used when the builder sets none: 30 seconds, renewed every 10. */
+    Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
+    /** The shortest lease a builder accepts: 100 ms. */
+    Duration MIN_LEASE = Duration.ofMillis(100);
+
+    /** The longest lease a builder accepts: 1 day. */
+    Duration MAX_LEASE = Duration.ofDays(1);
+
+    /**
+     * Returns the lease of the grants made through this object.
+     *
+     * @return the lease duration
+     */
+    Duration lease();
+
+    /**
+     * Builds a {@link RedisSemaphore} handle; obtained from {@link RedisSemaphores#semaphore(String)}.
+     * Each setter checks its own argument at once.
+     */
+    final class Builder {
+        private final RedisSemaphores owner;
+        private final String name;
+        private long permits;
+        private long maxPermits = -1;
+        private Duration lease = DEFAULT_LEASE;
+        private boolean createIfMissing = true;
+
+        Builder(RedisSemaphores owner, String name) {
+            this.owner = owner;
+            this.name = name;
+        }
+
+        /**
+         * Sets the limit to create the semaphore with if it does not exist yet (default 0).
+         *
+         * @param permits {@code 0 <= permits <= MAX_PERMITS}
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder permits(long permits) {
+            this.permits = count("permits", permits);
+            return this;
+        }
+
+        /**
+         * Sets the ceiling to create the semaphore with if it does not exist yet (default: the limit).
+         *
+         * @param maxPermits {@code 0 <= maxPermits <= MAX_PERMITS}, and at least the limit
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder maxPermits(long maxPermits) {
+            this.maxPermits = count("maxPermits", maxPermits);
+            return this;
+        }
+
+        /**
+         * Sets the lease of the grants made through the handle (default {@link #DEFAULT_LEASE}).
+         *
+         * @param lease between {@link #MIN_LEASE} and {@link #MAX_LEASE}
+         * @return this builder
+         * @throws NullPointerException if {@code lease} is {@code null}
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder lease(Duration lease) {
+            Objects.requireNonNull(lease, "lease");
+            if (lease.compareTo(MIN_LEASE) < 0 || lease.compareTo(MAX_LEASE) > 0) {
+                throw new IllegalArgumentException("lease (" + lease + ") must be between " + MIN_LEASE + " and "
+                        + MAX_LEASE);
+            }
+            this.lease = lease;
+            return this;
+        }
+
+        /**
+         * Tells whether a missing semaphore is created from this builder's values (the default), or
+         * reported: with {@code false}, {@link #build()} and later operations throw
+         * {@link RedisSemaphoreException} while the semaphore does not exist in Redis.
+         *
+         * @param create whether to create a missing semaphore
+         * @return this builder
+         */
+        public Builder createIfMissing(boolean create) {
+            this.createIfMissing = create;
+            return this;
+        }
+
+        /**
+         * Builds the handle: subscribes to its wake-up channel and reads (or creates) the semaphore in
+         * Redis, one round trip each.
+         *
+         * @return the handle
+         * @throws IllegalArgumentException if the limit exceeds the ceiling
+         * @throws RedisSemaphoreException if Redis cannot be reached, or the semaphore is missing and
+         *         may not be created, or its keys hold something else
+         * @throws dev.sema.SemaphoreClosedException if the {@link RedisSemaphores} is closed
+         */
+        public RedisSemaphore build() {
+            long ceiling = maxPermits < 0 ? permits : maxPermits;
+            if (permits > ceiling) {
+                throw new IllegalArgumentException(
+                        "permits (" + permits + ") must not exceed maxPermits (" + ceiling + ")");
+            }
+            return owner.open(name, permits, ceiling, lease, createIfMissing);
+        }
+
+        private static long count(String what, long value) {
+            if (value < 0 || value > MAX_PERMITS) {
+                throw new IllegalArgumentException(what + " (" + value + ") must be between 0 and MAX_PERMITS ("
+                        + MAX_PERMITS + ")");
+            }
+            return value;
+        }
+    }
+}

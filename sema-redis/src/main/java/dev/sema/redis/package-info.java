@@ -1,0 +1,79 @@
+/**
+ * The distributed semaphore: {@link dev.sema.redis.RedisSemaphores} connects to Redis (with Lettuce)
+ * and builds {@link dev.sema.redis.RedisSemaphore}s whose state lives in Redis and is shared by every
+ * process that builds the same name; their permits are {@link dev.sema.redis.RedisPermit}s, with a
+ * lease and a fencing token.
+ *
+ * <h2>Design</h2>
+ * <p>Semaphore {@code N} is six keys sharing the hash tag {@code {N}}: {@code sem:{N}:meta} (a hash:
+ * limit, ceiling, permits used, last fencing token, queue counter, closed flag, schema version),
+ * {@code holders} (grant id to permits, token and owner), {@code leases} (grant id to lease deadline),
+ * {@code queue} (waiter id in arrival order), {@code waiters} (waiter id to request) and {@code wlive}
+ * (waiter id to liveness deadline). Every operation is one Lua script, atomic in Redis: ACQUIRE,
+ * RELEASE, SPLIT, MERGE, FORGET, CANCEL, RENEW, SET_LIMIT, CLOSE and STATUS. Each begins by ending
+ * expired leases and dead waiters (at most 64 of each per call) and serving the queue, so a crashed
+ * process's permits come back through the next script of anyone, and the waiters' own heartbeats make
+ * sure there is one. Deadlines are taken from Redis's {@code TIME} only; a client measures durations
+ * with {@code System.nanoTime()} and never compares its clock with Redis's.
+ *
+ * <p>The queue is served in strict FIFO order inside Redis: a release hands the permits to the waiters
+ * that fit and sends one message to each process that was granted (channel
+ * {@code sem:{N}:wake:<handle>}), which completes the waiting future without another round trip. A lost
+ * message is made good by the waiter's next heartbeat (RENEW reports it as granted). Uncontended,
+ * an acquire is one round trip (EVALSHA ACQUIRE) and a release is one (EVALSHA RELEASE).
+ *
+ * <p>Every request has an id made of the process's random id and a counter; the id names the waiter
+ * while queued and the grant once held, and every script is idempotent per id, because Lettuce re-sends
+ * a command that was in flight when its connection dropped. Operations that change what a grant holds
+ * (releasing part, split, merge) move it to a fresh grant id, so that a re-sent script sees it already
+ * ran. A grant that races with a cancellation is released by CANCEL itself (WAS_GRANTED_RELEASED), and a
+ * wake-up for a request this process no longer waits for is cancelled at once.
+ *
+ * <h2>Where this differs from the starting design</h2>
+ * <ul>
+ *   <li>One script per operation, each the shared head {@code common.lua} followed by its own part,
+ *       loaded with EVALSHA and an EVAL fallback on NOSCRIPT (no Redis Functions, so Redis 6.2 works).
+ *   <li>STATUS ends expired leases and serves the queue like every other script, so counts include
+ *       permits that came back by expiry; it therefore runs on the master, not on replicas.
+ *   <li>No safety {@code PEXPIRE} on the keys: entries leave as leases and waiters end, and the meta
+ *       hash is the semaphore's persistent configuration.
+ *   <li>A request above the current limit but within the ceiling waits (no ERR_EXCEEDS_LIMIT), as
+ *       {@link dev.sema.Semaphore} requires; one above the ceiling is an
+ *       {@link java.lang.IllegalArgumentException}.
+ *   <li>Only {@link dev.sema.Fairness#FIFO}; no barging mode, no durable ({@code WAIT}) mode, no shorter
+ *       first lease for grants made while the waiter was queued.
+ *   <li>{@code PUBLISH} only, one channel per handle; the API takes a standalone
+ *       {@link io.lettuce.core.RedisClient}, so Redis Cluster ({@code SPUBLISH}) is not supported yet,
+ *       although every key of a semaphore is in one slot.
+ *   <li>The waiter time-to-live is the lease, at most 10 s; waiters heartbeat every third of it, at most
+ *       every second. A waiter whose entry is gone (reaped, or lost in a restart) queues again, at the
+ *       back, unless the semaphore was closed.
+ *   <li>{@code awaitIdle} waiters are queue entries of their own kind, served when they reach the head
+ *       and nothing is held; CLOSE leaves them queued. One whose completion message is lost asks again
+ *       at its next heartbeat, and then also waits for work that arrived in between.
+ *   <li>A semaphore whose meta key is missing is created again from the builder's values by the next
+ *       script (its other keys are cleared so the counts stay exact), unless the builder said
+ *       {@code createIfMissing(false)}; a key of the wrong type or schema version is reported.
+ *   <li>No extra RENEW when the pub/sub connection reconnects: a waiter's next heartbeat, within a
+ *       second, reports any grant whose message was lost meanwhile.
+ *   <li>Lease loss is reported through {@link dev.sema.redis.RedisPermit#leaseLost()} rather than a
+ *       listener.
+ * </ul>
+ *
+ * <h2>Fencing tokens</h2>
+ * A token is {@code max(last + 1, server time in microseconds)}: strictly increasing while the meta key
+ * lives, and still increasing after a restart or failover rolled it back, provided the new server's
+ * clock is not behind the old one's by more than the failover took. Run Redis hosts with a slewing
+ * time service (chrony): a clock step forward ends leases early, a step back delays expiry and weakens
+ * that floor. Split parts share their grant's token; a merge keeps the larger one.
+ *
+ * <h2>Failure model</h2>
+ * A holder that crashes frees its permits when its lease ends. A holder paused longer than its lease
+ * keeps working while its permits are handed on: the limit is exceeded in reality until it notices
+ * ({@link dev.sema.redis.RedisPermit#leaseLost()}); only the fencing token, checked by the protected
+ * resource, keeps such a holder from doing harm. Grants not yet replicated when a replica is promoted are
+ * lost the same way. If Redis is unreachable, operations fail at once (or after the command timeout)
+ * with {@link dev.sema.redis.RedisSemaphoreException}; waiters already queued keep waiting and are
+ * kept alive again when Redis is back.
+ */
+package dev.sema.redis;

@@ -1,0 +1,17 @@
+-- CANCEL. ARGV[3]: id. Withdraws a queued request; a grant that raced with the cancel is released.
+-- Replies: {'CANCELLED'} | {'WAS_GRANTED_RELEASED'} | {'NOT_FOUND'}
+local id = ARGV[3]
+local err = begin(id)
+if err then
+  return err
+end
+if redis.call('ZSCORE', K_QUEUE, id) then
+  remove_waiter(id)
+  grant_loop()
+  return done({'CANCELLED'})
+end
+if remove_holder(id) then
+  grant_loop()
+  return done({'WAS_GRANTED_RELEASED'})
+end
+return done({'NOT_FOUND'})

@@ -1,0 +1,24 @@
+-- CLOSE. Closes the semaphore for every client: every queued acquire is removed and its client told
+-- ('C id'); awaitIdle waiters stay. Idempotent. Reply: {'OK'}
+local err = begin(nil)
+if err then
+  return err
+end
+if M.closed == 0 then
+  M.closed = 1
+  meta_dirty = true
+  for _, id in ipairs(redis.call('ZRANGE', K_QUEUE, 0, -1)) do
+    local w = redis.call('HGET', K_WAIT, id)
+    if not w then
+      remove_waiter(id)
+    else
+      local _, cid, _, kind = parse_waiter(w)
+      if kind ~= 'i' then
+        remove_waiter(id)
+        notify(cid, id, 'C ' .. id)
+      end
+    end
+  end
+  grant_loop()
+end
+return done({'OK'})

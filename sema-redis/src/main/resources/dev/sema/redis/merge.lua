@@ -1,0 +1,38 @@
+-- MERGE. ARGV[3..5]: targetId ('' if the target holds nothing), otherId, newId.
+-- The merged grant holds both parts under newId, with the larger of the two tokens and the later
+-- lease deadline. Replies: {'OK', token, permits, lostMask} (lostMask: 1 target part was gone, 2 other
+-- part was gone) | {'NOT_HELD'}
+local target, other, new_id = ARGV[3], ARGV[4], ARGV[5]
+local err = begin(nil)
+if err then
+  return err
+end
+local pa, ta, ca, da
+if target ~= '' then
+  pa, ta, ca, da = remove_holder(target)
+end
+local pb, tb, cb, db = remove_holder(other)
+if not pa and not pb then
+  local h = redis.call('HGET', K_HOLD, new_id)
+  if h then
+    local p, t = parse_holder(h)
+    return done({'OK', t, fmt(p), 0})
+  end
+  return done({'NOT_HELD'})
+end
+local tok
+if pa and pb then
+  if tonumber(ta) >= tonumber(tb) then tok = ta else tok = tb end
+else
+  tok = ta or tb
+end
+local total = (pa or 0) + (pb or 0)
+add_holder(new_id, total, tok, ca or cb, math.max(da or 0, db or 0))
+local lost = 0
+if target ~= '' and not pa then
+  lost = lost + 1
+end
+if not pb then
+  lost = lost + 2
+end
+return done({'OK', tok, fmt(total), lost})

@@ -1,0 +1,36 @@
+-- RENEW. ARGV[3..6]: clientId, leaseMs, waiterTtlMs, count of held ids; then the held ids, then the
+-- waiting ids. Pushes out the leases of held grants and the liveness of queued waiters; reports held
+-- grants that are gone (lost), waiters that were granted (heals a lost wake-up message) and waiters that
+-- are neither queued nor held (gone: reaped, closed, lost with the data, or an idle wait that ended).
+-- Reply: {closed, lost[], granted[id, token, ...], gone[]}
+local lease, ttl, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local err = begin(nil)
+if err then
+  return err
+end
+local lost, granted, gone = {}, {}, {}
+for i = 7, 6 + n do
+  local id = ARGV[i]
+  if redis.call('HEXISTS', K_HOLD, id) == 1 then
+    redis.call('ZADD', K_LEASE, 'XX', NOW_MS + lease, id)
+  else
+    lost[#lost + 1] = id
+  end
+end
+for i = 7 + n, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZSCORE', K_QUEUE, id) then
+    redis.call('ZADD', K_WLIVE, 'XX', NOW_MS + ttl, id)
+  else
+    local h = redis.call('HGET', K_HOLD, id)
+    if h then
+      local _, tok = parse_holder(h)
+      redis.call('ZADD', K_LEASE, 'XX', NOW_MS + lease, id)
+      granted[#granted + 1] = id
+      granted[#granted + 1] = tok
+    else
+      gone[#gone + 1] = id
+    end
+  end
+end
+return done({fmt(M.closed), lost, granted, gone})

@@ -1,0 +1,23 @@
+-- SET_LIMIT. ARGV[3..4]: mode ('set' | 'add' | 'reduce'), n (0 <= n <= 2^50). Never revokes grants;
+-- a raise serves the queue at once. Replies: {'OK', oldLimit, newLimit} | {'ERR_RANGE', max}
+local mode, n = ARGV[3], tonumber(ARGV[4])
+local err = begin(nil)
+if err then
+  return err
+end
+local old = M.limit
+local new
+if mode == 'set' then
+  if n > M.max then
+    return done({'ERR_RANGE', fmt(M.max)})
+  end
+  new = n
+elseif mode == 'add' then
+  new = math.min(M.max, old + n)
+else
+  new = math.max(0, old - n)
+end
+M.limit = new
+meta_dirty = true
+grant_loop()
+return done({'OK', fmt(old), fmt(new)})

@@ -1,0 +1,23 @@
+-- SPLIT. ARGV[3..6]: grantId, keepId ('' if nothing stays), newId, permits to move (> 0).
+-- Both parts keep the grant's token and lease deadline; nothing is released, so nobody is served.
+-- Replies: {'OK'} | {'NOT_HELD'}
+local id, keep_id, new_id, k = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+local err = begin(nil)
+if err then
+  return err
+end
+local p, tok, cid, deadline = remove_holder(id)
+if not p then
+  if redis.call('HEXISTS', K_HOLD, new_id) == 1 then
+    return done({'OK'})
+  end
+  return done({'NOT_HELD'})
+end
+if k > p then
+  k = p
+end
+if keep_id ~= '' and p - k > 0 then
+  add_holder(keep_id, p - k, tok, cid, deadline)
+end
+add_holder(new_id, k, tok, cid, deadline)
+return done({'OK'})

@@ -1,0 +1,7 @@
+-- STATUS. Reaps and serves like every script (so expired leases are counted back), then reports.
+-- Reply: {limit, max, used, queueLength, closed}
+local err = begin(nil)
+if err then
+  return err
+end
+return done({fmt(M.limit), fmt(M.max), fmt(M.used), redis.call('ZCARD', K_QUEUE), fmt(M.closed)})

@@ -1,0 +1,120 @@
+package dev.sema.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sema.Permit;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Redis restarts and outages, missing and corrupt keys: clear errors, nothing lost. */
+class RedisOutageTest extends RedisTestSupport {
+    private static final Duration LEASE = Duration.ofSeconds(1);
+
+    private RedisSemaphore leased(RedisSemaphores on, long permits) {
+        return on.semaphore(name).permits(permits).lease(LEASE).build();
+    }
+
+    @Test
+    void restartWithoutPersistenceLosesNoPermit() throws Exception {
+        RedisSemaphore sa = leased(a, 2);
+        RedisSemaphore sb = leased(b, 2);
+        RedisPermit held = (RedisPermit) sa.acquire(2);
+        CompletableFuture<Permit> waiter = sb.acquireAsync(2);
+        awaitQueueLength(sa, 1);
+        server.restart(); // every key is gone
+        // The holder learns at its next renewal that Redis lost its grant.
+        held.leaseLost().get(20, TimeUnit.SECONDS);
+        // The waiter's entry was lost too: it queues again, the semaphore is created again from the
+        // builder's values, and the waiter is served.
+        RedisPermit next = (RedisPermit) waiter.get(20, TimeUnit.SECONDS);
+        assertThat(next.fencingToken()).isGreaterThan(held.fencingToken()); // the server-time floor
+        held.close(); // Redis does not hold it: nothing happens
+        assertThat(sa.availablePermits()).isZero();
+        next.close();
+        assertThat(sa.availablePermits()).isEqualTo(2);
+        assertThat(sb.permits()).isEqualTo(2);
+        checkInvariants();
+    }
+
+    @Test
+    @Timeout(30)
+    void acquireWhileRedisIsDownFailsClearlyAndAtOnce() throws Exception {
+        RedisSemaphore sa = leased(a, 1);
+        server.stop();
+        try {
+            await("the client noticed", () -> {
+                try {
+                    sa.tryAcquire().ifPresent(Permit::close);
+                    return false;
+                } catch (RedisSemaphoreException e) {
+                    return true;
+                }
+            });
+            assertThatThrownBy(sa::acquire).isInstanceOf(RedisSemaphoreException.class)
+                    .hasMessageContaining(name);
+            assertThatThrownBy(() -> sa.acquire(1, Duration.ofSeconds(5))).isInstanceOf(RedisSemaphoreException.class);
+            assertThatThrownBy(() -> sa.acquireAsync(1).get(20, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(RedisSemaphoreException.class);
+            assertThatThrownBy(sa::availablePermits).isInstanceOf(RedisSemaphoreException.class);
+        } finally {
+            server.restart();
+        }
+        // Reconnects by itself once Redis is back.
+        await("reconnected", () -> {
+            try {
+                sa.tryAcquire().ifPresent(Permit::close);
+                return true;
+            } catch (RedisSemaphoreException e) {
+                return false;
+            }
+        });
+        assertThat(sa.availablePermits()).isEqualTo(1);
+        checkInvariants();
+    }
+
+    @Test
+    void missingSemaphoreIsReportedWhenItMayNotBeCreated() throws Exception {
+        assertThatThrownBy(() -> a.semaphore(name).createIfMissing(false).build())
+                .isInstanceOf(RedisSemaphoreException.class)
+                .hasMessageContaining("does not exist").hasMessageContaining("sem:{" + name + "}:meta");
+        RedisSemaphore created = a.semaphore(name).permits(3).build();
+        RedisSemaphore attached = b.semaphore(name).createIfMissing(false).build();
+        assertThat(attached.permits()).isEqualTo(3);
+        Permit held = created.acquire(3);
+        CompletableFuture<Permit> waiter = attached.acquireAsync(1);
+        awaitQueueLength(created, 1);
+        redis.del("sem:{" + name + "}:meta");
+        assertThatThrownBy(attached::tryAcquire).isInstanceOf(RedisSemaphoreException.class)
+                .hasMessageContaining("does not exist");
+        // The waiter of the handle that may not create it fails at its next heartbeat.
+        assertThatThrownBy(() -> waiter.get(20, TimeUnit.SECONDS)).hasCauseInstanceOf(RedisSemaphoreException.class);
+        held.close();
+        assertThat(created.availablePermits()).isEqualTo(3); // created again from its builder
+    }
+
+    @Test
+    void corruptKeyIsReportedClearly() {
+        redis.set("sem:{" + name + "}:meta", "not a semaphore");
+        assertThatThrownBy(() -> a.semaphore(name).permits(1).build())
+                .isInstanceOf(RedisSemaphoreException.class).hasMessageContaining("not a hash");
+        redis.del("sem:{" + name + "}:meta");
+        redis.hset("sem:{" + name + "}:meta", "ver", "99");
+        assertThatThrownBy(() -> a.semaphore(name).permits(1).build())
+                .isInstanceOf(RedisSemaphoreException.class).hasMessageContaining("schema version 99");
+        redis.hset("sem:{" + name + "}:meta", "ver", "1");
+        assertThatThrownBy(() -> a.semaphore(name).permits(1).build())
+                .isInstanceOf(RedisSemaphoreException.class).hasMessageContaining("limit");
+    }
+
+    @Test
+    void connectingToNoRedisFailsClearly() {
+        assertThatThrownBy(() -> RedisSemaphores.connect("redis://127.0.0.1:1?timeout=2s"))
+                .isInstanceOf(RedisSemaphoreException.class).hasMessageContaining("cannot connect");
+        assertThatThrownBy(() -> a.semaphore("a{b}")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> a.semaphore(" ")).isInstanceOf(IllegalArgumentException.class);
+    }
+}

@@ -1,0 +1,137 @@
+package dev.sema.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sema.Permit;
+import dev.sema.SemaphoreClosedException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** Round trips, idempotent scripts, and lost wake-up messages made good by heartbeats. */
+class RedisProtocolTest extends RedisTestSupport {
+
+    private long scriptCalls() {
+        long calls = 0;
+        for (String line : redis.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                String v = line.substring(line.indexOf("calls=") + 6);
+                calls += Long.parseLong(v.substring(0, v.indexOf(',')));
+            }
+        }
+        return calls;
+    }
+
+    private List<Object> run(RedisSemaphore s, Script script, String... args) {
+        LettuceSemaphore l = (LettuceSemaphore) s;
+        return l.owner().await(l.call(script, args), script.name());
+    }
+
+    @Test
+    void uncontendedAcquireAndReleaseTakeOneRoundTripEach() throws Exception {
+        RedisSemaphore s = build(a, 2);
+        s.acquire().close(); // loads the scripts
+        long before = scriptCalls();
+        Permit p = s.acquire();
+        assertThat(scriptCalls()).isEqualTo(before + 1);
+        p.close();
+        assertThat(scriptCalls()).isEqualTo(before + 2);
+        assertThat(s.tryAcquire(2).orElseThrow().permits()).isEqualTo(2);
+        assertThat(scriptCalls()).isEqualTo(before + 3);
+    }
+
+    @Test
+    void replayedScriptsChangeNothingTwice() {
+        RedisSemaphore s = build(a, 10);
+        String id = "replay:" + name;
+        assertThat(run(s, Script.ACQUIRE, id, "nobody", "6", "30000", "10000", "wait").get(0)).isEqualTo("GRANTED");
+        assertThat(run(s, Script.ACQUIRE, id, "nobody", "6", "30000", "10000", "wait").get(0)).isEqualTo("GRANTED");
+        assertThat(s.availablePermits()).isEqualTo(4);
+        // Release 1 of 6, moving the rest to id2, twice.
+        assertThat(run(s, Script.RELEASE, id, id + "-2", "1")).containsExactly("OK");
+        assertThat(run(s, Script.RELEASE, id, id + "-2", "1")).containsExactly("OK");
+        assertThat(s.availablePermits()).isEqualTo(5);
+        // Split 2 off into id4 (3 stay under id3), twice.
+        assertThat(run(s, Script.SPLIT, id + "-2", id + "-3", id + "-4", "2")).containsExactly("OK");
+        assertThat(run(s, Script.SPLIT, id + "-2", id + "-3", id + "-4", "2")).containsExactly("OK");
+        assertThat(s.availablePermits()).isEqualTo(5);
+        checkInvariants();
+        // Merge them back into id5, twice.
+        List<Object> merged = run(s, Script.MERGE, id + "-3", id + "-4", id + "-5");
+        assertThat(merged.get(0)).isEqualTo("OK");
+        assertThat(merged.get(2)).isEqualTo("5");
+        assertThat(run(s, Script.MERGE, id + "-3", id + "-4", id + "-5").get(2)).isEqualTo("5");
+        assertThat(s.availablePermits()).isEqualTo(5);
+        assertThat(run(s, Script.RELEASE, id + "-5", "", "0")).containsExactly("OK");
+        assertThat(run(s, Script.RELEASE, id + "-5", "", "0")).containsExactly("NOT_HELD");
+        assertThat(s.availablePermits()).isEqualTo(10);
+        // Closing twice, cancelling what is not there.
+        assertThat(run(s, Script.CANCEL, "nothing")).containsExactly("NOT_FOUND");
+        checkInvariants();
+    }
+
+    @Test
+    void waiterWhoseWakeUpIsLostIsGrantedByItsHeartbeat() throws Exception {
+        RedisSemaphore sa = build(a, 1);
+        RedisSemaphore sb = build(b, 1);
+        Permit held = sa.acquire();
+        CompletableFuture<Permit> waiter = sb.acquireAsync(1);
+        awaitQueueLength(sa, 1);
+        b.pubsub().sync().unsubscribe(((LettuceSemaphore) sb).channel()); // every message to b is lost now
+        held.close();
+        waiter.get(20, TimeUnit.SECONDS).close();
+        checkInvariants();
+    }
+
+    @Test
+    void waiterSurvivesPubSubConnectionsBeingKilled() throws Exception {
+        RedisSemaphore sa = build(a, 1);
+        RedisSemaphore sb = build(b, 1);
+        Permit held = sa.acquire();
+        CompletableFuture<Permit> waiter = sb.acquireAsync(1);
+        awaitQueueLength(sa, 1);
+        assertThat(redis.clientKill(io.lettuce.core.KillArgs.Builder.typePubsub())).isPositive();
+        held.close();
+        waiter.get(20, TimeUnit.SECONDS).close();
+        checkInvariants();
+    }
+
+    @Test
+    void waiterIsKeptAliveByHeartbeatsLongerThanItsTimeToLive() throws Exception {
+        RedisSemaphore sa = a.semaphore(name).permits(1).lease(Duration.ofMillis(300)).build();
+        RedisSemaphore sb = b.semaphore(name).permits(1).lease(Duration.ofMillis(300)).build();
+        Permit held = sa.acquire();
+        CompletableFuture<Permit> waiter = sb.acquireAsync(1);
+        awaitQueueLength(sa, 1);
+        String queue = "sem:{" + name + "}:queue";
+        String id = redis.zrange(queue, 0, 0).get(0);
+        Double seq = redis.zscore(queue, id);
+        double firstLiveness = redis.zscore("sem:{" + name + "}:wlive", id);
+        await("liveness pushed past three time-to-lives", () -> {
+            Double d = redis.zscore("sem:{" + name + "}:wlive", id);
+            return d != null && d > firstLiveness + 900;
+        });
+        assertThat(redis.zscore(queue, id)).as("still the same entry, never re-queued").isEqualTo(seq);
+        assertThat(waiter).isNotDone();
+        held.close();
+        waiter.get(20, TimeUnit.SECONDS).close();
+        checkInvariants();
+    }
+
+    @Test
+    void waiterWhoseCloseMessageIsLostFailsAtItsHeartbeat() throws Exception {
+        RedisSemaphore sa = build(a, 1);
+        RedisSemaphore sb = build(b, 1);
+        Permit held = sa.acquire();
+        CompletableFuture<Permit> waiter = sb.acquireAsync(1);
+        awaitQueueLength(sa, 1);
+        b.pubsub().sync().unsubscribe(((LettuceSemaphore) sb).channel());
+        sa.close();
+        assertThatThrownBy(() -> waiter.get(20, TimeUnit.SECONDS)).hasCauseInstanceOf(SemaphoreClosedException.class);
+        held.close();
+        checkInvariants();
+    }
+}

@@ -1,0 +1,137 @@
+package dev.sema.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * One redis-server per test class; two {@link RedisSemaphores} per test ({@link #a} and {@link #b}, two
+ * connections standing for two processes); a plain connection ({@link #redis}) to inspect the keys.
+ */
+@Tag("redis")
+abstract class RedisTestSupport {
+    static RedisServer server;
+    private static RedisClient inspector;
+    static RedisCommands<String, String> redis;
+    private static final AtomicInteger NAMES = new AtomicInteger();
+
+    RedisSemaphores a;
+    RedisSemaphores b;
+    String name;
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        server = RedisServer.startIfInstalled();
+        if (server == null) {
+            return;
+        }
+        inspector = RedisClient.create(server.uri());
+        StatefulRedisConnection<String, String> c = inspector.connect();
+        redis = c.sync();
+    }
+
+    @AfterAll
+    static void stopServer() throws Exception {
+        if (inspector != null) {
+            inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            inspector = null;
+        }
+        if (server != null) {
+            server.close();
+            server = null;
+        }
+    }
+
+    @BeforeEach
+    void connect(TestInfo info) {
+        assumeTrue(server != null, RedisServer.MISSING);
+        a = RedisSemaphores.connect(server.uri());
+        b = RedisSemaphores.connect(server.uri());
+        name = info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + NAMES.incrementAndGet();
+    }
+
+    @AfterEach
+    void disconnect() {
+        if (a != null) {
+            a.close();
+        }
+        if (b != null) {
+            b.close();
+        }
+    }
+
+    RedisSemaphore build(RedisSemaphores on, long permits) {
+        return on.semaphore(name).permits(permits).build();
+    }
+
+    /** Waits (bounded) until {@code condition} holds. */
+    static void await(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out waiting until " + what);
+            }
+            Thread.onSpinWait();
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+    }
+
+    static void awaitQueueLength(RedisSemaphore s, int n) {
+        await("queueLength() == " + n, () -> s.queueLength() == n);
+    }
+
+    static void awaitState(Thread t, Thread.State state) {
+        await(t.getName() + " is " + state, () -> t.getState() == state);
+    }
+
+    /**
+     * Checks the semaphore's keys in Redis: used == sum of held permits, 0 <= limit <= max, the queue's
+     * three structures agree, and the head waiter does not fit.
+     */
+    void checkInvariants(String semaphore) {
+        String p = "sem:{" + semaphore + "}:";
+        Map<String, String> meta = redis.hgetall(p + "meta");
+        long limit = Long.parseLong(meta.get("limit"));
+        long max = Long.parseLong(meta.get("max"));
+        long used = Long.parseLong(meta.get("used"));
+        assertThat(limit).as("limit").isBetween(0L, max);
+        long sum = 0;
+        for (String h : redis.hgetall(p + "holders").values()) {
+            sum += Long.parseLong(h.substring(0, h.indexOf('|')));
+        }
+        assertThat(used).as("used == sum of holders").isEqualTo(sum);
+        assertThat(redis.zcard(p + "leases")).as("one lease per holder").isEqualTo(redis.hlen(p + "holders"));
+        long queued = redis.zcard(p + "queue");
+        assertThat(redis.hlen(p + "waiters")).as("waiters").isEqualTo(queued);
+        assertThat(redis.zcard(p + "wlive")).as("wlive").isEqualTo(queued);
+        List<String> head = redis.zrange(p + "queue", 0, 0);
+        if (!head.isEmpty()) {
+            String w = redis.hget(p + "waiters", head.get(0));
+            String[] f = w.split("\\|");
+            if (f[3].equals("i")) {
+                assertThat(used).as("idle head waits for used > 0").isPositive();
+            } else {
+                assertThat(Long.parseLong(f[0])).as("head does not fit").isGreaterThan(limit - used);
+            }
+        }
+    }
+
+    void checkInvariants() {
+        checkInvariants(name);
+    }
+}

@@ -277,6 +277,6 @@ public final class Parallel {
     }
 
     private static Semaphore ownSemaphore(String name, int limit) {
-        return new LocalSemaphore(name, limit, limit, Fairness.FIFO);
+        return new LocalSemaphore(name, limit, limit, Fairness.FIFO, LeakDetection.OFF);
     }
 }

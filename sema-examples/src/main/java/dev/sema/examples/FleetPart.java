@@ -102,6 +102,12 @@ final class FleetPart implements Part {
     private final Settings settings;
     private final Terminal terminal;
     private long start;
+    // What the status line shows, set as the run goes on.
+    private volatile int ready;      // child JVMs that said READY or HELD
+    private volatile boolean going;  // the workers were told GO, and the fields below are set
+    private volatile RedisCommands<String, String> commands;
+    private volatile RedisSemaphore shared;
+    private volatile Keys keys;
 
     FleetPart(Settings settings, Terminal terminal) {
         this.settings = settings;
@@ -135,24 +141,22 @@ final class FleetPart implements Part {
 
     Measured measure(LocalRedis redis) throws Exception {
         start = System.nanoTime();
+        ready = 0;
+        going = false;
         String name = "sema-demo-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         Keys keys = Keys.of(name);
+        this.keys = keys;
         int limit = settings.limit();
         RedisClient client = RedisClient.create(redis.uri());
         List<Child> children = new ArrayList<>();
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("demo-fleet-status").daemon().factory());
         Path logs = Files.createTempDirectory("sema-demo-fleet");
-        try (StatefulRedisConnection<String, String> connection = client.connect();
-                RedisSemaphores semaphores = RedisSemaphores.connect(redis.uri())) {
-            RedisCommands<String, String> r = connection.sync();
-            RedisSemaphore semaphore = semaphores.semaphore(name).permits(limit).lease(settings.workerLease()).build();
-            terminal.println(format("RedisSemaphores.connect(uri).semaphore(\"%s\").permits(%d).build(): every process"
-                    + " that builds this name shares it.", name, limit));
-            terminal.println(format("%d worker JVMs run %d tasks each at once, on virtual threads, one permit per task;"
-                    + " another JVM holds %d permits.", settings.workers(), settings.tasksPerWorker(),
-                    settings.holderPermits()));
-
+        try {
+            terminal.println(format("%d worker JVMs run %d tasks each at once, on virtual threads, one permit per task,"
+                    + " through one", settings.workers(), settings.tasksPerWorker()));
+            terminal.println(format("RedisSemaphores.connect(uri).semaphore(\"%s\").permits(%d).build(); another"
+                    + " JVM holds %d permits.", name, limit, settings.holderPermits()));
             event(format("starting %d JVMs with the same java and class path", settings.workers() + 1));
             Child holder = Child.start("holder", logs, "hold", redis.uri(), name, Integer.toString(limit),
                     Long.toString(settings.holderLease().toMillis()), Integer.toString(settings.holderPermits()));
@@ -166,73 +170,16 @@ final class FleetPart implements Part {
                 workers.add(worker);
                 children.add(worker);
             }
-            long holderToken = Long.parseLong(holder.await("HELD", Duration.ofSeconds(60)));
-            event(format("the holder JVM (pid %d) holds %d permits, fencing token %d", holder.pid(),
-                    settings.holderPermits(), holderToken));
-            for (Child worker : workers) {
-                worker.await("READY", Duration.ofSeconds(60));
+            ticker.scheduleAtFixedRate(this::status, 0, terminal.isInteractive() ? 200 : 1_000, TimeUnit.MILLISECONDS);
+            try (StatefulRedisConnection<String, String> connection = client.connect();
+                    RedisSemaphores semaphores = RedisSemaphores.connect(redis.uri())) {
+                RedisCommands<String, String> r = connection.sync();
+                RedisSemaphore semaphore = semaphores.semaphore(name).permits(limit).lease(settings.workerLease())
+                        .build();
+                commands = r;
+                shared = semaphore;
+                return fleet(redis, name, keys, r, semaphore, holder, workers, ticker);
             }
-            event(format("%d worker JVMs are ready; go", workers.size()));
-            ticker.scheduleAtFixedRate(() -> status(r, keys, semaphore), 0,
-                    terminal.isInteractive() ? 200 : 1_000, TimeUnit.MILLISECONDS);
-            for (Child worker : workers) {
-                worker.send("GO");
-            }
-
-            // Kill the holder once the fleet is well under way: its permits are released by nobody.
-            awaitUntil(() -> count(r, keys.done()) >= settings.tasks() / 10, Duration.ofSeconds(60),
-                    "the fleet did not get under way");
-            holder.kill();
-            long killedAt = System.nanoTime();
-            r.set(keys.recent(), "0");
-            event(format("SIGKILL the holder JVM: nobody releases its %d permits; the fleet goes on with %d",
-                    settings.holderPermits(), limit - settings.holderPermits()));
-
-            // While the dead process's permits are held, at most limit - held tasks can be in flight: seeing
-            // more proves that its lease ended in Redis and its permits went to the fleet.
-            long bound = limit - settings.holderPermits();
-            boolean seen = awaitUntil(() -> count(r, keys.recent()) > bound || allDone(r, keys),
-                    settings.holderLease().plusSeconds(30), null);
-            String leaseEvidence;
-            boolean leaseEnded;
-            if (count(r, keys.recent()) > bound) {
-                leaseEnded = true;
-                leaseEvidence = format("%d tasks in flight (more than %d) %d ms after the kill; lease %d ms, renewed until then",
-                        count(r, keys.recent()), bound, millisSince(killedAt), settings.holderLease().toMillis());
-                event(format("the holder's lease ended in Redis %d ms after the kill: the fleet uses all %d again",
-                        millisSince(killedAt), limit));
-            } else {
-                // The fleet finished first (or did not get there): ask for every permit ourselves.
-                leaseEnded = false;
-                leaseEvidence = seen ? "the fleet finished before the lease ended" : "nothing seen in time";
-                try (Permit all = semaphore.acquire(limit, settings.holderLease().plusSeconds(30))) {
-                    leaseEnded = all.permits() == limit;
-                    leaseEvidence += format("; then acquire(%d) was granted %d ms after the kill", limit,
-                            millisSince(killedAt));
-                } catch (TimeoutException e) {
-                    leaseEvidence += format("; acquire(%d) timed out", limit);
-                }
-            }
-
-            List<Integer> exitCodes = new ArrayList<>();
-            for (Child worker : workers) {
-                worker.await("DONE", Duration.ofSeconds(120));
-                exitCodes.add(worker.exitCode(Duration.ofSeconds(30)));
-            }
-            ticker.shutdownNow();
-            ticker.awaitTermination(10, TimeUnit.SECONDS);
-            status(r, keys, semaphore);
-            terminal.endStatus();
-            Measured measured = new Measured(settings, count(r, keys.peak()), count(r, keys.done()),
-                    count(r, keys.inflight()), r.scard(keys.tokens()), count(r, keys.stale()), exitCodes,
-                    leaseEvidence, leaseEnded, semaphore.permits(), semaphore.availablePermits(),
-                    semaphore.queueLength());
-            event(format("every worker is done: %d tasks, at most %d in flight across the fleet (limit %d)",
-                    measured.done(), measured.peak(), limit));
-            if (redis.external()) {
-                deleteKeys(r, name, keys);
-            }
-            return measured;
         } finally {
             ticker.shutdownNow();
             terminal.endStatus();
@@ -247,6 +194,82 @@ final class FleetPart implements Part {
         }
     }
 
+    /** The fleet at work, once the child JVMs are starting and this process is connected. */
+    private Measured fleet(LocalRedis redis, String name, Keys keys, RedisCommands<String, String> r,
+            RedisSemaphore semaphore, Child holder, List<Child> workers, ScheduledExecutorService ticker)
+            throws Exception {
+        int limit = settings.limit();
+        long holderToken = Long.parseLong(holder.await("HELD", Duration.ofSeconds(60)));
+        ready++;
+        event(format("the holder JVM (pid %d) holds %d permits, fencing token %d", holder.pid(),
+                settings.holderPermits(), holderToken));
+        for (Child worker : workers) {
+            worker.await("READY", Duration.ofSeconds(60));
+            ready++;
+        }
+        event(format("%d worker JVMs are ready; go", workers.size()));
+        for (Child worker : workers) {
+            worker.send("GO");
+        }
+        going = true;
+
+        // Kill the holder once the fleet is well under way: its permits are released by nobody.
+        awaitUntil(() -> count(r, keys.done()) >= settings.tasks() / 10, Duration.ofSeconds(60),
+                "the fleet did not get under way");
+        holder.kill();
+        long killedAt = System.nanoTime();
+        r.set(keys.recent(), "0");
+        event(format("SIGKILL the holder JVM: nobody releases its %d permits; the fleet goes on with %d",
+                settings.holderPermits(), limit - settings.holderPermits()));
+
+        // While the dead process's permits are held, at most limit - held tasks can be in flight: seeing
+        // more proves that its lease ended in Redis and its permits went to the fleet.
+        long bound = limit - settings.holderPermits();
+        boolean seen = awaitUntil(() -> count(r, keys.recent()) > bound || allDone(r, keys),
+                settings.holderLease().plusSeconds(30), null);
+        String leaseEvidence;
+        boolean leaseEnded;
+        if (count(r, keys.recent()) > bound) {
+            leaseEnded = true;
+            leaseEvidence = format("%d tasks in flight (more than %d) %d ms after the kill; lease %d ms, renewed"
+                    + " until then", count(r, keys.recent()), bound, millisSince(killedAt),
+                    settings.holderLease().toMillis());
+            event(format("the holder's lease ended in Redis %d ms after the kill: the fleet uses all %d again",
+                    millisSince(killedAt), limit));
+        } else {
+            // The fleet finished first (or did not get there): ask for every permit ourselves.
+            leaseEnded = false;
+            leaseEvidence = seen ? "the fleet finished before the lease ended" : "nothing seen in time";
+            try (Permit all = semaphore.acquire(limit, settings.holderLease().plusSeconds(30))) {
+                leaseEnded = all.permits() == limit;
+                leaseEvidence += format("; then acquire(%d) was granted %d ms after the kill", limit,
+                        millisSince(killedAt));
+            } catch (TimeoutException e) {
+                leaseEvidence += format("; acquire(%d) timed out", limit);
+            }
+        }
+
+        List<Integer> exitCodes = new ArrayList<>();
+        for (Child worker : workers) {
+            worker.await("DONE", Duration.ofSeconds(120));
+            exitCodes.add(worker.exitCode(Duration.ofSeconds(30)));
+        }
+        ticker.shutdownNow();
+        ticker.awaitTermination(10, TimeUnit.SECONDS);
+        status();
+        terminal.endStatus();
+        Measured measured = new Measured(settings, count(r, keys.peak()), count(r, keys.done()),
+                count(r, keys.inflight()), r.scard(keys.tokens()), count(r, keys.stale()), exitCodes,
+                leaseEvidence, leaseEnded, semaphore.permits(), semaphore.availablePermits(),
+                semaphore.queueLength());
+        event(format("every worker is done: %d tasks, at most %d in flight across the fleet (limit %d)",
+                measured.done(), measured.peak(), limit));
+        if (redis.external()) {
+            deleteKeys(r, name, keys);
+        }
+        return measured;
+    }
+
     private boolean allDone(RedisCommands<String, String> r, Keys keys) {
         return count(r, keys.done()) >= settings.tasks();
     }
@@ -256,11 +279,17 @@ final class FleetPart implements Part {
         return value == null ? 0 : Long.parseLong(value);
     }
 
-    private void status(RedisCommands<String, String> r, Keys keys, RedisSemaphore semaphore) {
+    private void status() {
+        if (!going) {
+            terminal.status(format("%6.1fs  %d of %d JVMs ready", (System.nanoTime() - start) / 1e9, ready,
+                    settings.workers() + 1));
+            return;
+        }
         try {
+            RedisCommands<String, String> r = commands;
             terminal.status(format("%6.1fs  in flight %d of %d (peak %d)  queued %3d  done %3d of %d",
                     (System.nanoTime() - start) / 1e9, count(r, keys.inflight()), settings.limit(),
-                    count(r, keys.peak()), semaphore.queueLength(), count(r, keys.done()), settings.tasks()));
+                    count(r, keys.peak()), shared.queueLength(), count(r, keys.done()), settings.tasks()));
         } catch (RuntimeException e) {
             // a status line missed is no failure; the checks read the same numbers at the end
         }

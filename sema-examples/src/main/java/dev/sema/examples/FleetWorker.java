@@ -96,11 +96,11 @@ public final class FleetWorker {
         int status = 0;
         try {
             switch (args[0]) {
-                case "work" -> work(args[1], args[2], Long.parseLong(args[3]), Duration.ofMillis(Long.parseLong(args[4])),
-                        Integer.parseInt(args[5]), Long.parseLong(args[6]), Integer.parseInt(args[7]),
-                        Integer.parseInt(args[8]), go);
-                case "hold" -> hold(args[1], args[2], Long.parseLong(args[3]), Duration.ofMillis(Long.parseLong(args[4])),
-                        Long.parseLong(args[5]));
+                case "work" -> work(args[1], args[2], Long.parseLong(args[3]),
+                        Duration.ofMillis(Long.parseLong(args[4])), Integer.parseInt(args[5]), Long.parseLong(args[6]),
+                        Integer.parseInt(args[7]), Integer.parseInt(args[8]), go);
+                case "hold" -> hold(args[1], args[2], Long.parseLong(args[3]),
+                        Duration.ofMillis(Long.parseLong(args[4])), Long.parseLong(args[5]));
                 default -> throw new IllegalArgumentException("unknown role " + args[0]);
             }
         } catch (Exception | Error e) {
@@ -189,7 +189,8 @@ public final class FleetWorker {
     /** Real work, a little of it: digest some bytes, then wait as if for a slow dependency. */
     private static void work(int task, int millis) throws InterruptedException {
         try {
-            MessageDigest.getInstance("SHA-256").digest(("task " + task).repeat(1_000).getBytes(StandardCharsets.UTF_8));
+            byte[] data = ("task " + task).repeat(1_000).getBytes(StandardCharsets.UTF_8);
+            MessageDigest.getInstance("SHA-256").digest(data);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JDK has SHA-256", e);
         }

@@ -69,7 +69,8 @@ final class ParallelPart implements Part {
                     new Check(format("Parallel.map ran at most %d calls at once", limit),
                             peakCalls <= limit, format("peak %d of limit %d", peakCalls, limit)),
                     new Check("Parallel.map returned every result in input order",
-                            results.size() == pages && IntStream.range(0, pages).allMatch(i -> results.get(i).page() == i),
+                            results.size() == pages
+                                    && IntStream.range(0, pages).allMatch(i -> results.get(i).page() == i),
                             format("%,d results for %,d pages", results.size(), pages)),
                     new Check("the input was pulled lazily: taken-but-unfinished items never exceeded limit + 1",
                             peakUnfinished <= limit + 1,
@@ -221,8 +222,10 @@ final class ParallelPart implements Part {
         List<String> first;
         List<String> second;
         try (ExecutorService requests = Executors.newVirtualThreadPerTaskExecutor()) {
-            Future<List<String>> a = requests.submit(() -> Parallel.map(keys, database, key -> query(queries, "a", key)));
-            Future<List<String>> b = requests.submit(() -> Parallel.map(keys, database, key -> query(queries, "b", key)));
+            Future<List<String>> a =
+                    requests.submit(() -> Parallel.map(keys, database, key -> query(queries, "a", key)));
+            Future<List<String>> b =
+                    requests.submit(() -> Parallel.map(keys, database, key -> query(queries, "b", key)));
             first = a.get(60, TimeUnit.SECONDS);
             second = b.get(60, TimeUnit.SECONDS);
         }

@@ -61,7 +61,8 @@ class DemoTest {
         boolean passed = new Demo(terminal).run(List.of(throwing, passing("after")));
 
         assertThat(passed).isFalse();
-        assertThat(printed()).contains("[FAILED] the part ran to the end: java.lang.IllegalStateException: no Redis today",
+        assertThat(printed()).contains(
+                "[FAILED] the part ran to the end: java.lang.IllegalStateException: no Redis today",
                 "after kept its promise");
     }
 

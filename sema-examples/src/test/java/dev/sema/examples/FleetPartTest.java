@@ -39,7 +39,8 @@ class FleetPartTest {
         String printed = output.toString(StandardCharsets.UTF_8);
         assertThat(checks).as(printed).hasSize(5)
                 .allSatisfy(check -> assertThat(check.passed()).as(check + "\n" + printed).isTrue());
-        assertThat(printed).contains("Redis: redis-server", "SIGKILL the holder JVM", "every worker is done: 300 tasks");
+        assertThat(printed).contains("Redis: redis-server", "SIGKILL the holder JVM",
+                "every worker is done: 300 tasks");
     }
 
     @Test

@@ -237,6 +237,29 @@ def breakdown(counts, ops, skip=()):
     return ", ".join(f"{k.upper()} {v / ops:.2f}" for k, v in items)
 
 
+def sent(counts, scripts, ops, skip=BACKGROUND):
+    """Like breakdown, with EVALSHA split by script: 'EVALSHA 2.00 (ACQUIRE 1.00, RELEASE 1.00)'."""
+    text = breakdown(counts, ops, skip)
+    if scripts and ops and (counts or {}).get("evalsha"):
+        items = sorted(((k, v) for k, v in scripts.items() if v), key=lambda kv: (-kv[1], kv[0]))
+        detail = ", ".join(f"{k} {v / ops:.2f}" for k, v in items)
+        text = text.replace(f"EVALSHA {counts['evalsha'] / ops:.2f}",
+                            f"EVALSHA {counts['evalsha'] / ops:.2f} ({detail})", 1)
+    return text
+
+
+def script_count(scripts, name):
+    return (scripts or {}).get(name, 0)
+
+
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return float("nan")
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
 def mean(xs):
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else float("nan")
@@ -372,9 +395,10 @@ def redis_section(doc, problem):
     # Round trips in detail
     w.append("### Commands per operation")
     w.append("")
-    w.append("*Sent* are the client's round trips (MONITOR), *in scripts* the commands its Lua scripts ran, "
-             "*executed* everything `commandstats` counted; all per operation. PING (connection keep-alive) "
-             "is left out of the round trips.")
+    w.append("*Sent* are the client's round trips (MONITOR), EVALSHA split by script (named by SHA-1: "
+             "Sema's from sema-redis's script files, Redisson's by the operation that first ran them), *in "
+             "scripts* the commands its Lua scripts ran, *executed* everything `commandstats` counted; all per "
+             "operation. PING (connection keep-alive) is left out of the round trips.")
     w.append("")
     w.append("| implementation | operation | sent | in scripts | executed (commandstats) |")
     w.append("|---|---|---|---|---|")
@@ -383,19 +407,19 @@ def redis_section(doc, problem):
         for op, label in (("acquire", f"acquire ({impl['roundTrips']['acquire']['ops']:,} held at the end)"),
                           ("release", "release"), ("acquireRelease", "acquire + release")):
             x = impl["roundTrips"][op]
-            w.append(f"| {name} | uncontended {label} | {breakdown(x['issued'], x['ops'], BACKGROUND)} | "
+            w.append(f"| {name} | uncontended {label} | {sent(x['issued'], x.get('scripts'), x['ops'])} | "
                      f"{breakdown(x['inScripts'], x['ops'])} | {per_op(x['executed'], x['ops']):.2f} |")
         c = impl["contended"]
         x = c["counted"]
         w.append(f"| {name} | contended acquire + release ({c['threads']} threads, limit {c['permits']}; "
                  f"one {x['seconds']:.1f} s MONITOR round, {x['ops']:,} ops) | "
-                 f"{breakdown(x['issued'], x['ops'], BACKGROUND)} | {breakdown(x['inScripts'], x['ops'])} | "
+                 f"{sent(x['issued'], x.get('scripts'), x['ops'])} | {breakdown(x['inScripts'], x['ops'])} | "
                  f"{per_op(x['executed'], x['ops']):.2f} |")
         wc = impl["wakeup"]["counted"]
         w.append(f"| {name} | blocked acquire + release of the waiter ({wc['trials']} wake-up cycles) | "
-                 f"{breakdown(wc['waiterIssued'], wc['trials'], BACKGROUND)} | – | – |")
+                 f"{sent(wc['waiterIssued'], wc.get('waiterScripts'), wc['trials'])} | – | – |")
         w.append(f"| {name} | acquire + release of the holder in those cycles | "
-                 f"{breakdown(wc['holderIssued'], wc['trials'], BACKGROUND)} | – | – |")
+                 f"{sent(wc['holderIssued'], wc.get('holderScripts'), wc['trials'])} | – | – |")
     w.append("")
 
     # Throughput
@@ -445,8 +469,8 @@ def redis_section(doc, problem):
     w.append("|---|---:|---|---|")
     for key, name in REDIS_IMPLS:
         x = impls[key]["idleWait"]
-        w.append(f"| {name} | {x['seconds']:.1f} | {breakdown(x['holderIssued'], 1)} | "
-                 f"{breakdown(x['waiterIssued'], 1)} |")
+        w.append(f"| {name} | {x['seconds']:.1f} | {sent(x['holderIssued'], x.get('holderScripts'), 1, ())} | "
+                 f"{sent(x['waiterIssued'], x.get('waiterScripts'), 1, ())} |")
     w.append("")
 
     # Several waiting clients
@@ -454,17 +478,22 @@ def redis_section(doc, problem):
         w.append("### Several waiting clients")
         w.append("")
         h0 = S["herd"]
+        rounds = h0.get("rounds", 1)
         w.append(f"{h0['waiters']} waiter clients (as {h0['waiters']} processes) block on a limit of 1 that the "
                  f"holder holds; the holder releases, and each waiter in turn acquires, holds the permit "
-                 f"{h0['holdMillis']} ms and releases it: {h0['handOffs']} hand-offs. What the waiters sent "
-                 "meanwhile (MONITOR), in total.")
+                 f"{h0['holdMillis']} ms and releases it: {h0['waiters']} hand-offs, "
+                 f"{rounds} round{'s' if rounds != 1 else ''} of them. What the waiters sent meanwhile (MONITOR), "
+                 "per hand-off; and the time from the holder's release to the last waiter's grant (at least "
+                 f"{(h0['waiters'] - 1) * h0['holdMillis']} ms of holding).")
         w.append("")
-        w.append("| implementation | waiters sent | per hand-off | first release to last grant (ms) |")
+        w.append("| implementation | waiters sent per hand-off | total | release to last grant, median of rounds "
+                 "(ms) |")
         w.append("|---|---|---:|---:|")
         for key, name in REDIS_IMPLS:
             h = impls[key]["herd"]
-            w.append(f"| {name} | {breakdown(h['waitersIssued'], 1)} | {herd(impls[key]):.2f} | "
-                     f"{h['millisToLast']:,.1f} |")
+            ms = h["millisToLast"] if isinstance(h["millisToLast"], list) else [h["millisToLast"]]
+            w.append(f"| {name} | {sent(h['waitersIssued'], h.get('waitersScripts'), h['handOffs'])} | "
+                     f"{herd(impls[key]):.2f} | {median(ms):,.1f} |")
         w.append("")
 
     # Observations derived from the numbers
@@ -491,20 +520,31 @@ def redis_section(doc, problem):
                      "won, and a SUBSCRIBE and UNSUBSCRIBE whenever an acquire has to wait.")
     if R.get("herd") and S.get("herd"):
         n = R["herd"]["handOffs"]
-        tries = R["herd"]["waitersIssued"].get("evalsha", 0) + R["herd"]["waitersIssued"].get("eval", 0) - n
-        notes.append(f"With {R['herd']['waiters']} waiting clients, Redisson's waiters sent {herd(R):.2f} commands "
-                     f"per hand-off (Sema's {herd(S):.2f}): besides their {n} releases, {tries:.0f} acquire tries "
-                     f"for {n} grants, as every release's PUBLISH wakes every waiting process and all but one "
-                     f"try in vain ({n} + {n - 1} + ... + 1 = {n * (n + 1) // 2} if every waiter tries every "
-                     "time). Sema hands the permit to the head of its queue inside the release script and "
+        tries = script_count(R["herd"].get("waitersScripts"), "ACQUIRE")
+        k = R["herd"]["waiters"]
+        notes.append(f"With {k} waiting clients, Redisson's waiters sent {herd(R):.2f} commands "
+                     f"per hand-off (Sema's {herd(S):.2f}): besides their releases, {tries / n:.2f} acquire tries "
+                     f"per grant, as every release's PUBLISH wakes every waiting process and all but one "
+                     f"try in vain (({k} + {k - 1} + ... + 1) / {k} = {(k + 1) / 2:.2f} if every waiter tries "
+                     "every time). Sema hands the permit to the head of its queue inside the release script and "
                      "tells only that process.")
-    if cycle(S, "waiter") > 2.05:
+    sc = S["wakeup"]["counted"]
+    renews = script_count(sc.get("waiterScripts"), "RENEW") / sc["trials"]
+    if renews > 0:
+        herd_renews = (script_count(S["herd"].get("waitersScripts"), "RENEW") / S["herd"]["handOffs"]
+                       if S.get("herd") else float("nan"))
         notes.append(f"Sema's waiter sent {cycle(S, 'waiter'):.2f} commands per blocked acquire + release, not 2: "
-                     "after a grant pushed by a wake-up message it sends one RENEW to replace the lease "
-                     "deadline it had to assume with a measured one, if it still holds the permit when that "
-                     "runs: the wake-up trials release at once, so often it no longer does"
-                     + (f"; the hand-offs above, each holding the permit {S['herd']['holdMillis']} ms, took "
-                        f"{herd(S):.2f} per hand-off." if S.get("herd") else "."))
+                     f"RENEW {renews:.2f}. After a grant pushed by a wake-up message it sends one RENEW to "
+                     "replace the lease deadline it had to assume with a measured one, if it still holds the "
+                     "permit when that runs; the wake-up trials release at once, so often it no longer does"
+                     + (f", while the waiters of the hand-offs above, each holding the permit "
+                        f"{S['herd']['holdMillis']} ms, sent RENEW {herd_renews:.2f} per hand-off."
+                        if S.get("herd") else "."))
+    cs = S["contended"]["counted"]
+    cancels = script_count(cs.get("scripts"), "CANCEL") / cs["ops"] if cs["ops"] else 0
+    if cancels > 0:
+        notes.append(f"Under contention Sema also sent CANCEL {cancels:.3f} and RENEW "
+                     f"{script_count(cs.get('scripts'), 'RENEW') / cs['ops']:.2f} per acquire + release.")
     iw = idle_rate(R, "waiter")
     si = idle_rate(S, "waiter")
     notes.append(f"While waiting, a Sema client sent {si:.2f} commands per second (its waiter heartbeat, RENEW, "

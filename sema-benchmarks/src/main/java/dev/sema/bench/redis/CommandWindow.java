@@ -34,9 +34,12 @@ final class CommandWindow {
      *        (empty without MONITOR)
      * @param inScriptsByClient client name -> command -> count of commands run by that client's scripts
      *        (empty without MONITOR)
+     * @param scriptsByClient client name -> script SHA-1 -> count of that client's EVALSHAs of it (empty
+     *        without MONITOR)
      */
     record Counts(Map<String, Long> executed, Map<String, Long> executedMicros,
-            Map<String, Map<String, Long>> issuedByClient, Map<String, Map<String, Long>> inScriptsByClient) {
+            Map<String, Map<String, Long>> issuedByClient, Map<String, Map<String, Long>> inScriptsByClient,
+            Map<String, Map<String, Long>> scriptsByClient) {
 
         /** The sum of {@code m}'s counts over the clients whose name starts with {@code prefix}. */
         static Map<String, Long> sumFor(Map<String, Map<String, Long>> m, String prefix) {
@@ -78,7 +81,7 @@ final class CommandWindow {
         });
         executed.values().removeIf(v -> v == 0);
         if (monitor == null) {
-            return new Counts(executed, micros, Map.of(), Map.of());
+            return new Counts(executed, micros, Map.of(), Map.of(), Map.of());
         }
         String token = "sema-bench-marker-" + UUID.randomUUID();
         Monitor.Counts byAddr = monitor.stop(token, () -> {
@@ -89,7 +92,8 @@ final class CommandWindow {
             }
         });
         Map<String, String> names = clientNames((String) observer.call("CLIENT", "LIST"));
-        return new Counts(executed, micros, byName(byAddr.issued(), names), byName(byAddr.inScripts(), names));
+        return new Counts(executed, micros, byName(byAddr.issued(), names), byName(byAddr.inScripts(), names),
+                byName(byAddr.scripts(), names));
     }
 
     private static Map<String, Map<String, Long>> byName(Map<String, Map<String, Long>> byAddr,

@@ -41,12 +41,12 @@ enum Impl {
                         }
 
                         @Override
-                        public boolean blocked(Thread waiter, RawRedis observer) throws IOException {
+                        public boolean blocked(Thread waiter, int waiters, RawRedis observer) throws IOException {
                             // Queued in Redis (the queue is a sorted set, see dev.sema.redis's package
                             // documentation), and the thread parked on its future.
                             Thread.State st = waiter.getState();
                             return (st == Thread.State.WAITING || st == Thread.State.TIMED_WAITING)
-                                    && ((Long) observer.call("ZCARD", queueKey)) >= 1;
+                                    && ((Long) observer.call("ZCARD", queueKey)) >= waiters;
                         }
                     };
                 }
@@ -87,14 +87,16 @@ enum Impl {
                         }
 
                         @Override
-                        public boolean blocked(Thread waiter, RawRedis observer) throws IOException {
-                            // Subscribed to the channel, and the thread parked on the subscription's latch
-                            // (a java.util.concurrent.Semaphore) after its last try failed.
+                        public boolean blocked(Thread waiter, int waiters, RawRedis observer) throws IOException {
+                            // Subscribed to the channel (one subscription per waiting client), and the thread
+                            // parked on the subscription's latch (a java.util.concurrent.Semaphore) after its
+                            // last try failed.
                             if (!parkedOnLatch(waiter)) {
                                 return false;
                             }
                             Object r = observer.call("PUBSUB", "NUMSUB", channel);
-                            return r instanceof java.util.List<?> l && l.size() == 2 && ((Long) l.get(1)) >= 1;
+                            return r instanceof java.util.List<?> l && l.size() == 2
+                                    && ((Long) l.get(1)) >= waiters;
                         }
                     };
                 }
@@ -139,8 +141,11 @@ enum Impl {
         /** Releases a grant of {@link #acquire()}. */
         void release(Object grant);
 
-        /** Whether {@code waiter} is blocked in {@link #acquire()} and registered as waiting in Redis. */
-        boolean blocked(Thread waiter, RawRedis observer) throws IOException;
+        /**
+         * Whether {@code waiter} is blocked in {@link #acquire()} and registered as waiting in Redis, with
+         * {@code waiters} waiting clients in all (one thread each).
+         */
+        boolean blocked(Thread waiter, int waiters, RawRedis observer) throws IOException;
     }
 
     static Config config(LocalRedis redis, String clientName) {

@@ -34,6 +34,8 @@ final class Monitor {
     private final Map<String, Map<String, long[]>> issued = new HashMap<>();
     /** addr -> command -> count, for the commands run by that client's scripts; written by the reader only. */
     private final Map<String, Map<String, long[]>> inScripts = new HashMap<>();
+    /** addr -> script SHA-1 -> count of EVALSHAs of it; written by the reader only. */
+    private final Map<String, Map<String, long[]>> scripts = new HashMap<>();
 
     private Monitor(Socket socket) {
         this.socket = socket;
@@ -66,8 +68,9 @@ final class Monitor {
         return sb.toString().getBytes(StandardCharsets.US_ASCII);
     }
 
-    /** What a window counted, by client address. */
-    record Counts(Map<String, Map<String, Long>> issued, Map<String, Map<String, Long>> inScripts) {
+    /** What a window counted, by client address: commands sent, commands run by scripts, EVALSHAs by SHA-1. */
+    record Counts(Map<String, Map<String, Long>> issued, Map<String, Map<String, Long>> inScripts,
+            Map<String, Map<String, Long>> scripts) {
     }
 
     /**
@@ -86,7 +89,7 @@ final class Monitor {
         if (failure != null) {
             throw failure;
         }
-        return new Counts(copy(issued), copy(inScripts));
+        return new Counts(copy(issued), copy(inScripts), copy(scripts));
     }
 
     private static Map<String, Map<String, Long>> copy(Map<String, Map<String, long[]>> m) {
@@ -156,6 +159,12 @@ final class Monitor {
                         lastClient = addr;
                         issued.computeIfAbsent(addr, k -> new HashMap<>())
                                 .computeIfAbsent(cmd, k -> new long[1])[0]++;
+                        if (cmd.equals("evalsha") && text.startsWith(" \"", cmdEnd + 1)) {
+                            int shaEnd = text.indexOf('"', cmdEnd + 3);
+                            String sha = text.substring(cmdEnd + 3, shaEnd).toLowerCase(Locale.ROOT);
+                            scripts.computeIfAbsent(addr, k -> new HashMap<>())
+                                    .computeIfAbsent(sha, k -> new long[1])[0]++;
+                        }
                     }
                 }
             }

@@ -73,13 +73,13 @@ public final class RedisComparison {
 
     record Settings(int roundTripOps, int warmupOps, double warmupSeconds, int rounds, double roundSeconds,
             int threads, int contendedPermits, double countedSeconds, int wakeupTrials, int wakeupWarmup,
-            double idleSeconds) {
+            double idleSeconds, int herdRounds) {
 
         static Settings of(String mode) {
             return switch (mode) {
-                case "quick" -> new Settings(500, 300, 2, 3, 2, 4, 2, 1, 300, 30, 3);
-                case "full" -> new Settings(2000, 1000, 5, 5, 5, 4, 2, 2, 1000, 100, 10);
-                case "smoke" -> new Settings(50, 20, 0.3, 1, 0.5, 4, 2, 0.3, 20, 3, 1);
+                case "quick" -> new Settings(500, 300, 2, 3, 2, 4, 2, 1, 300, 30, 3, 5);
+                case "full" -> new Settings(2000, 1000, 5, 5, 5, 4, 2, 2, 1000, 100, 10, 20);
+                case "smoke" -> new Settings(50, 20, 0.3, 1, 0.5, 4, 2, 0.3, 20, 3, 1, 1);
                 default -> throw new IllegalArgumentException("mode must be quick, full or smoke: " + mode);
             };
         }
@@ -90,6 +90,8 @@ public final class RedisComparison {
     private final RawRedis observer;
     private final Map<Impl, Map<String, Object>> results = new EnumMap<>(Impl.class);
     private final AtomicLong names = new AtomicLong();
+    /** Script SHA-1 -> name: Sema's from sema-redis's resources, Redisson's learned in the round-trip phase. */
+    private final Map<String, String> scriptNames = new java.util.HashMap<>(semaScripts());
     private final String run = Long.toString(System.currentTimeMillis(), 36);
 
     private RedisComparison(Settings settings, LocalRedis redis, RawRedis observer) {
@@ -220,13 +222,17 @@ public final class RedisComparison {
             for (int i = 0; i < n; i++) {
                 grants.add(many.acquire());
             }
-            r.put("acquire", window(impl, w.close(), n, System.nanoTime() - t));
+            CommandWindow.Counts c = w.close();
+            learn(impl, c, "acquire");
+            r.put("acquire", window(impl, c, n, System.nanoTime() - t));
             w = CommandWindow.open(observer, redis, true);
             t = System.nanoTime();
             for (Object g : grants) {
                 many.release(g);
             }
-            r.put("release", window(impl, w.close(), n, System.nanoTime() - t));
+            c = w.close();
+            learn(impl, c, "release");
+            r.put("release", window(impl, c, n, System.nanoTime() - t));
             w = CommandWindow.open(observer, redis, true);
             t = System.nanoTime();
             for (int i = 0; i < n; i++) {
@@ -239,12 +245,32 @@ public final class RedisComparison {
                 perOp(r.get("acquire")), perOp(r.get("release")), perOp(r.get("acquireRelease")));
     }
 
+    /**
+     * Names the script {@code impl}'s client ran most in a round-trip window after the operation measured
+     * there, unless it has a name already (Sema's have theirs from the start).
+     */
+    private void learn(Impl impl, CommandWindow.Counts c, String operation) {
+        CommandWindow.Counts.sumFor(c.scriptsByClient(), impl.prefix).entrySet().stream()
+                .max(Map.Entry.comparingByValue())
+                .ifPresent(e -> scriptNames.putIfAbsent(e.getKey(), operation.toUpperCase(Locale.ROOT)));
+    }
+
+    /** EVALSHA counts by script name ({@link #scriptNames}; else the SHA-1's first 8 digits). */
+    private Map<String, Long> scripts(Map<String, Map<String, Long>> bySha, String clientPrefix) {
+        Map<String, Long> out = new TreeMap<>();
+        CommandWindow.Counts.sumFor(bySha, clientPrefix).forEach((sha, n) -> out.merge(
+                scriptNames.getOrDefault(sha, "script " + sha.substring(0, Math.min(8, sha.length()))), n,
+                Long::sum));
+        return out;
+    }
+
     /** A window's counts for {@code impl}'s clients, with the number of operations it covered. */
-    private static Map<String, Object> window(Impl impl, CommandWindow.Counts c, long ops, long nanos) {
+    private Map<String, Object> window(Impl impl, CommandWindow.Counts c, long ops, long nanos) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("ops", ops);
         m.put("seconds", nanos / 1e9);
         m.put("issued", CommandWindow.Counts.sumFor(c.issuedByClient(), impl.prefix));
+        m.put("scripts", scripts(c.scriptsByClient(), impl.prefix));
         m.put("inScripts", CommandWindow.Counts.sumFor(c.inScriptsByClient(), impl.prefix));
         m.put("issuedByClient", c.issuedByClient());
         m.put("executed", c.executed());
@@ -255,15 +281,17 @@ public final class RedisComparison {
     @SuppressWarnings("unchecked")
     private static String perOp(Object window) {
         Map<String, Object> w = (Map<String, Object>) window;
-        Map<String, Long> issued = (Map<String, Long>) w.get("issued");
+        Map<String, Long> issued = new TreeMap<>((Map<String, Long>) w.get("issued"));
+        issued.remove("evalsha");
+        ((Map<String, Long>) w.get("scripts")).forEach((name, n) -> issued.put("evalsha " + name, n));
         long ops = (Long) w.get("ops");
         StringBuilder sb = new StringBuilder();
         long total = 0;
         for (Map.Entry<String, Long> e : issued.entrySet()) {
             if (!e.getKey().equals("ping")) {
                 total += e.getValue();
-                sb.append(sb.length() == 0 ? "" : " ").append(e.getKey().toUpperCase(Locale.ROOT)).append(' ')
-                        .append(String.format("%.2f", e.getValue() / (double) ops));
+                sb.append(sb.length() == 0 ? "" : ", ").append(e.getKey().toUpperCase(Locale.ROOT)).append(' ')
+                        .append(String.format("%.3f", e.getValue() / (double) ops));
             }
         }
         return String.format("%.2f (%s)", total / (double) ops, sb);
@@ -450,6 +478,8 @@ public final class RedisComparison {
             cycle.put("trials", counted);
             cycle.put("holderIssued", CommandWindow.Counts.sumFor(cc.issuedByClient(), impl.prefix + "A"));
             cycle.put("waiterIssued", CommandWindow.Counts.sumFor(cc.issuedByClient(), impl.prefix + "B"));
+            cycle.put("holderScripts", scripts(cc.scriptsByClient(), impl.prefix + "A"));
+            cycle.put("waiterScripts", scripts(cc.scriptsByClient(), impl.prefix + "B"));
             cycle.put("issuedByClient", cc.issuedByClient());
             cycle.put("inScriptsByClient", cc.inScriptsByClient());
             Map<String, Object> m = new LinkedHashMap<>();
@@ -462,9 +492,9 @@ public final class RedisComparison {
             results.get(impl).put("wakeup", m);
             Map<String, Double> p = percentiles(latency);
             OUT.printf("%-36s wake-up latency over %d trials: p50 %.0f us, p90 %.0f us, p99 %.0f us, max %.0f us; "
-                    + "sent per cycle over %d more (MONITOR): holder %s, waiter %s%n", impl.label, n, p.get("p50"),
+                    + "sent in %d more cycles (MONITOR): holder %s %s, waiter %s %s%n", impl.label, n, p.get("p50"),
                     p.get("p90"), p.get("p99"), p.get("max"), counted, cycle.get("holderIssued"),
-                    cycle.get("waiterIssued"));
+                    cycle.get("holderScripts"), cycle.get("waiterIssued"), cycle.get("waiterScripts"));
         }
     }
 
@@ -508,9 +538,14 @@ public final class RedisComparison {
 
         /** Lets B acquire, and returns once B is blocked (A holds the only permit). */
         void startBlocked(RawRedis observer) throws Exception {
+            startBlocked(1, observer);
+        }
+
+        /** Lets B acquire, and returns once B is blocked as the {@code nth} waiting client. */
+        void startBlocked(int nth, RawRedis observer) throws Exception {
             go.put(Boolean.TRUE);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!b.blocked(thread, observer)) {
+            while (!b.blocked(thread, nth, observer)) {
                 if (!done.isEmpty()) {
                     throw new IllegalStateException("the waiter acquired while the holder held the only permit: "
                             + done.peek());
@@ -568,12 +603,14 @@ public final class RedisComparison {
             m.put("seconds", elapsed);
             m.put("holderIssued", CommandWindow.Counts.sumFor(c.issuedByClient(), impl.prefix + "A"));
             m.put("waiterIssued", CommandWindow.Counts.sumFor(c.issuedByClient(), impl.prefix + "B"));
+            m.put("holderScripts", scripts(c.scriptsByClient(), impl.prefix + "A"));
+            m.put("waiterScripts", scripts(c.scriptsByClient(), impl.prefix + "B"));
             m.put("holderInScripts", CommandWindow.Counts.sumFor(c.inScriptsByClient(), impl.prefix + "A"));
             m.put("waiterInScripts", CommandWindow.Counts.sumFor(c.inScriptsByClient(), impl.prefix + "B"));
             m.put("issuedByClient", c.issuedByClient());
             results.get(impl).put("idleWait", m);
-            OUT.printf("%-36s while one waiter waits %.1f s: holder sent %s, waiter sent %s%n", impl.label, elapsed,
-                    m.get("holderIssued"), m.get("waiterIssued"));
+            OUT.printf("%-36s while one waiter waits %.1f s: holder sent %s, waiter sent %s %s%n", impl.label,
+                    elapsed, m.get("holderIssued"), m.get("waiterIssued"), m.get("waiterScripts"));
         }
     }
 
@@ -582,7 +619,8 @@ public final class RedisComparison {
     /**
      * {@code HERD} waiter clients (as many processes) each block in {@code acquire} on a limit of 1 held by
      * A; A releases, and each waiter in turn acquires, holds the permit {@code HERD_HOLD_MILLIS} and
-     * releases it, until all have had it: {@code HERD} hand-offs. Counts (MONITOR) what the waiters sent.
+     * releases it, until all have had it: {@code HERD} hand-offs, repeated for some rounds. Counts
+     * (MONITOR) what the waiters sent.
      */
     private void herd(Impl impl, Impl.Client holder) throws Exception {
         String name = name("herd");
@@ -595,30 +633,51 @@ public final class RedisComparison {
                 clients.add(c);
                 waiters.add(new Waiter(c.semaphore(name, 1), TimeUnit.MILLISECONDS.toNanos(HERD_HOLD_MILLIS)));
             }
-            Object held = a.acquire();
-            for (Waiter w : waiters) {
-                w.startBlocked(observer);
+            int rounds = settings.herdRounds();
+            List<Double> millis = new ArrayList<>();
+            Map<String, Long> waitersIssued = new TreeMap<>();
+            Map<String, Long> waitersScripts = new TreeMap<>();
+            Map<String, Long> holderIssued = new TreeMap<>();
+            Map<String, Long> executed = new TreeMap<>();
+            for (int round = -1; round < rounds; round++) { // round -1 warms the new clients up
+                Object held = a.acquire();
+                for (int i = 0; i < waiters.size(); i++) {
+                    waiters.get(i).startBlocked(i + 1, observer);
+                }
+                if (round < 0) {
+                    a.release(held);
+                    for (Waiter w : waiters) {
+                        w.awaitAcquired();
+                    }
+                    continue;
+                }
+                CommandWindow win = CommandWindow.open(observer, redis, true);
+                long t0 = System.nanoTime();
+                a.release(held);
+                long last = t0;
+                for (Waiter w : waiters) {
+                    last = Math.max(last, w.awaitAcquired());
+                }
+                CommandWindow.Counts c = win.close();
+                millis.add((last - t0) / 1e6);
+                merge(waitersIssued, CommandWindow.Counts.sumFor(c.issuedByClient(), impl.prefix + "W"));
+                merge(waitersScripts, scripts(c.scriptsByClient(), impl.prefix + "W"));
+                merge(holderIssued, CommandWindow.Counts.sumFor(c.issuedByClient(), impl.prefix + "A"));
+                merge(executed, c.executed());
             }
-            CommandWindow win = CommandWindow.open(observer, redis, true);
-            long t0 = System.nanoTime();
-            a.release(held);
-            long last = t0;
-            for (Waiter w : waiters) {
-                last = Math.max(last, w.awaitAcquired());
-            }
-            CommandWindow.Counts c = win.close();
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("waiters", HERD);
-            m.put("handOffs", HERD);
+            m.put("rounds", rounds);
+            m.put("handOffs", HERD * rounds);
             m.put("holdMillis", HERD_HOLD_MILLIS);
-            m.put("millisToLast", (last - t0) / 1e6);
-            m.put("waitersIssued", CommandWindow.Counts.sumFor(c.issuedByClient(), impl.prefix + "W"));
-            m.put("holderIssued", CommandWindow.Counts.sumFor(c.issuedByClient(), impl.prefix + "A"));
-            m.put("executed", c.executed());
-            m.put("issuedByClient", c.issuedByClient());
+            m.put("millisToLast", millis);
+            m.put("waitersIssued", waitersIssued);
+            m.put("waitersScripts", waitersScripts);
+            m.put("holderIssued", holderIssued);
+            m.put("executed", executed);
             results.get(impl).put("herd", m);
-            OUT.printf("%-36s %d waiting clients, %d hand-offs: the waiters sent %s%n", impl.label, HERD, HERD,
-                    m.get("waitersIssued"));
+            OUT.printf("%-36s %d waiting clients, %d rounds of %d hand-offs: the waiters sent %s %s%n", impl.label,
+                    HERD, rounds, HERD, waitersIssued, waitersScripts);
         } finally {
             for (Waiter w : waiters) {
                 w.close();
@@ -637,6 +696,37 @@ public final class RedisComparison {
 
     // ---------------------------------------------------------------- helpers
 
+    /**
+     * The SHA-1 of each of Sema's scripts, computed as sema-redis does (its {@code common.lua}, a newline,
+     * the operation's file), so that MONITOR's EVALSHA lines can be named.
+     */
+    static Map<String, String> semaScripts() {
+        Map<String, String> m = new java.util.HashMap<>();
+        ClassLoader cl = RedisComparison.class.getClassLoader();
+        try {
+            String common = resource(cl, "dev/sema/redis/common.lua");
+            for (String op : List.of("acquire", "release", "split", "merge", "forget", "cancel", "renew",
+                    "set_limit", "close", "status")) {
+                String source = common + "\n" + resource(cl, "dev/sema/redis/" + op + ".lua");
+                byte[] d = java.security.MessageDigest.getInstance("SHA-1").digest(
+                        source.getBytes(StandardCharsets.UTF_8));
+                m.put(java.util.HexFormat.of().formatHex(d), op.toUpperCase(Locale.ROOT));
+            }
+        } catch (IOException | java.security.NoSuchAlgorithmException e) {
+            OUT.println("(Sema's scripts cannot be named: " + e + ")");
+        }
+        return m;
+    }
+
+    private static String resource(ClassLoader cl, String name) throws IOException {
+        try (InputStream in = cl.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IOException(name + " not found");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
     private static long seconds(double s) {
         return (long) (s * 1e9);
     }
@@ -652,6 +742,10 @@ public final class RedisComparison {
         m.put("max", s[s.length - 1] / 1e3);
         m.put("mean", Arrays.stream(s).average().orElse(Double.NaN) / 1e3);
         return m;
+    }
+
+    private static void merge(Map<String, Long> into, Map<String, Long> counts) {
+        counts.forEach((k, v) -> into.merge(k, v, Long::sum));
     }
 
     /** Nearest-rank percentile. */
@@ -681,6 +775,7 @@ public final class RedisComparison {
         m.put("wakeupTrials", settings.wakeupTrials());
         m.put("wakeupWarmup", settings.wakeupWarmup());
         m.put("idleSeconds", settings.idleSeconds());
+        m.put("herdRounds", settings.herdRounds());
         m.put("leaseMillis", Impl.LEASE.toMillis());
         return m;
     }

@@ -228,13 +228,18 @@ def per_op(counts, ops, skip=BACKGROUND):
     return sum(v for k, v in (counts or {}).items() if k not in skip) / ops if ops else float("nan")
 
 
+def rate(x):
+    """Two decimals, or three for a small rate that two would show as 0.00."""
+    return f"{x:.3f}" if 0 < x < 0.005 else f"{x:.2f}"
+
+
 def breakdown(counts, ops, skip=()):
     """'EVALSHA 1.00, PUBLISH 0.50' per operation, largest first."""
     items = [(k, v) for k, v in (counts or {}).items() if k not in skip and v]
     if not items or not ops:
         return "none"
     items.sort(key=lambda kv: (-kv[1], kv[0]))
-    return ", ".join(f"{k.upper()} {v / ops:.2f}" for k, v in items)
+    return ", ".join(f"{k.upper()} {rate(v / ops)}" for k, v in items)
 
 
 def sent(counts, scripts, ops, skip=BACKGROUND):
@@ -242,9 +247,9 @@ def sent(counts, scripts, ops, skip=BACKGROUND):
     text = breakdown(counts, ops, skip)
     if scripts and ops and (counts or {}).get("evalsha"):
         items = sorted(((k, v) for k, v in scripts.items() if v), key=lambda kv: (-kv[1], kv[0]))
-        detail = ", ".join(f"{k} {v / ops:.2f}" for k, v in items)
-        text = text.replace(f"EVALSHA {counts['evalsha'] / ops:.2f}",
-                            f"EVALSHA {counts['evalsha'] / ops:.2f} ({detail})", 1)
+        detail = ", ".join(f"{k} {rate(v / ops)}" for k, v in items)
+        text = text.replace(f"EVALSHA {rate(counts['evalsha'] / ops)}",
+                            f"EVALSHA {rate(counts['evalsha'] / ops)} ({detail})", 1)
     return text
 
 

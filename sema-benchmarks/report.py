@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Turns a JMH JSON result file (and the WaiterFootprint output) into docs/BENCHMARKS.md.
+"""Turns a JMH JSON result file (and the WaiterFootprint and RedisComparison outputs) into docs/BENCHMARKS.md.
 
 Standard library only. bin/benchmarks runs it; by hand:
 
     python3 sema-benchmarks/report.py --results jmh-result.json --footprint footprint.md \
-        --mode quick --jmh-args "-f 1 ..." > docs/BENCHMARKS.md
+        --redis redis-comparison.json --mode quick --jmh-args "-f 1 ..." > docs/BENCHMARKS.md
 
 Every table compares the implementations measured in the same run. Ratio columns are "time ratios":
 the implementation's time per operation divided by the anchor's (for throughput scores, the anchor's
@@ -218,6 +218,352 @@ def targets(rows):
     return out
 
 
+# ---------------------------------------------------------------- Redis: Sema vs Redisson
+
+REDIS_IMPLS = [("SEMA", "Sema"), ("REDISSON", "Redisson")]
+BACKGROUND = {"ping"}  # connection keep-alives, not caused by the operations
+
+
+def per_op(counts, ops, skip=BACKGROUND):
+    return sum(v for k, v in (counts or {}).items() if k not in skip) / ops if ops else float("nan")
+
+
+def rate(x):
+    """Two decimals, or three for a small rate that two would show as 0.00."""
+    return f"{x:.3f}" if 0 < x < 0.005 else f"{x:.2f}"
+
+
+def breakdown(counts, ops, skip=()):
+    """'EVALSHA 1.00, PUBLISH 0.50' per operation, largest first."""
+    items = [(k, v) for k, v in (counts or {}).items() if k not in skip and v]
+    if not items or not ops:
+        return "none"
+    items.sort(key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k.upper()} {rate(v / ops)}" for k, v in items)
+
+
+def sent(counts, scripts, ops, skip=BACKGROUND):
+    """Like breakdown, with EVALSHA split by script: 'EVALSHA 2.00 (ACQUIRE 1.00, RELEASE 1.00)'."""
+    text = breakdown(counts, ops, skip)
+    if scripts and ops and (counts or {}).get("evalsha"):
+        items = sorted(((k, v) for k, v in scripts.items() if v), key=lambda kv: (-kv[1], kv[0]))
+        detail = ", ".join(f"{k} {rate(v / ops)}" for k, v in items)
+        text = text.replace(f"EVALSHA {rate(counts['evalsha'] / ops)}",
+                            f"EVALSHA {rate(counts['evalsha'] / ops)} ({detail})", 1)
+    return text
+
+
+def script_count(scripts, name):
+    return (scripts or {}).get(name, 0)
+
+
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return float("nan")
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def ratio(a, b):
+    if a is None or b is None or math.isnan(a) or math.isnan(b) or b == 0:
+        return "n/a"
+    return f"{a / b:.2f}"
+
+
+def script_micros(window, ops):
+    """Redis time in EVAL/EVALSHA per operation (commandstats usec; includes the commands they ran)."""
+    m = (window or {}).get("executedMicros") or {}
+    t = sum(v for k, v in m.items() if k in ("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall"))
+    return t / ops if ops else float("nan")
+
+
+def redis_targets(doc):
+    out = []
+    if not doc:
+        return out
+    sema = doc["implementations"].get("SEMA", {}).get("roundTrips", {})
+    for op, label in (("acquire", "acquire"), ("release", "release")):
+        w = sema.get(op)
+        if not w:
+            continue
+        v = per_op(w["issued"], w["ops"])
+        out.append(("R", f"RedisComparison: Sema uncontended {label}",
+                    f"{v:.2f} round trips (claim: 1)", "yes" if abs(v - 1) < 0.005 else "no"))
+    return out
+
+
+def redis_section(doc, problem):
+    w = ["## 8. Redis: Sema vs Redisson", ""]
+    if not doc:
+        w.append(f"Not run: {problem}" if problem else "Not run.")
+        w.append("")
+        return w
+    env, st, impls = doc["environment"], doc["settings"], doc["implementations"]
+    S, R = impls["SEMA"], impls["REDISSON"]
+    lease_s = st["leaseMillis"] / 1000
+    netty = ", ".join(env.get("nettyVersions", [])) or "?"
+    w.append(
+        f"Sema's `RedisSemaphore` (sema-redis, Lettuce {env.get('lettuce', '?')}) against Redisson "
+        f"{env.get('redisson', '?')}'s `RPermitExpirableSemaphore`, in one JVM (both on Netty {netty}) against "
+        f"one Redis {env.get('redis', '?')} "
+        f"{'started on a loopback port for the run' if env.get('redisStarted') else 'given by SEMA_REDIS_URI'}, "
+        f"in `{doc.get('mode', '?')}` mode ({doc.get('seconds', 0):.0f} s). Every grant has a {lease_s:g} s lease "
+        "(Sema renews it while held; Redisson's lease is fixed). Redisson runs with its default configuration "
+        f"(`useScriptCache={json.dumps(env.get('redissonConfig', {}).get('useScriptCache'))}`, "
+        f"{env.get('redissonConfig', {}).get('connectionMinimumIdleSize')} idle pooled connections, "
+        f"{env.get('redissonConfig', {}).get('nettyThreads')} Netty threads). "
+        f"Machine load average (1 min) before / after: {env.get('loadAverageBefore', 'n/a')} / "
+        f"{env.get('loadAverageAfter', 'n/a')} on {env.get('cores', '?')} cores.")
+    w.append("")
+    w.append(
+        "Method: `dev.sema.bench.redis.RedisComparison`, a plain timed program rather than JMH (both clients "
+        "keep connections, I/O threads and timers). *Round trips* are the commands a client sent, counted "
+        "with `MONITOR` (which tells a client's commands from those its Lua scripts run) and attributed to "
+        "the client by connection name; *commands executed* are `INFO commandstats` deltas "
+        "(`CONFIG RESETSTAT` before, the observer's own commands subtracted), which count the commands run "
+        "inside scripts as well. Throughput: a warm-up per implementation, then "
+        f"{st['rounds']} round{'s' if st['rounds'] != 1 else ''} of {st['roundSeconds']:g} s alternating the "
+        "implementations (their order reversed every round); ops/s is "
+        "acquire + release pairs per second. Wake-up: holder A and waiter B are separate clients; A holds "
+        "the only permit, B blocks in `acquire`, and once B is waiting (queued in Redis for Sema; subscribed "
+        "and parked on its latch for Redisson) A releases: latency is from just before A's `release` call "
+        "to just after B's `acquire` returns.")
+    w.append("")
+
+    def rt(impl, op):
+        x = impl["roundTrips"][op]
+        return per_op(x["issued"], x["ops"])
+
+    def executed(impl, op):
+        x = impl["roundTrips"][op]
+        return per_op(x["executed"], x["ops"])
+
+    def cont_rt(impl):
+        c = impl["contended"]["counted"]
+        return per_op(c["issued"], c["ops"])
+
+    def cycle(impl, role):
+        c = impl["wakeup"]["counted"]
+        return per_op(c[role + "Issued"], c["trials"])
+
+    def idle_rate(impl, role):
+        x = impl["idleWait"]
+        return per_op(x[role + "Issued"], x["seconds"])
+
+    ps = S["wakeup"]["latencyMicros"], R["wakeup"]["latencyMicros"]
+    rows = [
+        ("round trips per uncontended acquire", rt(S, "acquire"), rt(R, "acquire"), 2),
+        ("round trips per uncontended release", rt(S, "release"), rt(R, "release"), 2),
+        ("Redis commands executed per uncontended acquire + release (scripts' commands included)",
+         executed(S, "acquireRelease"), executed(R, "acquireRelease"), 1),
+        ("Redis time in scripts per uncontended acquire + release (µs; commandstats over the throughput "
+         "rounds, without MONITOR)",
+         script_micros(S["uncontended"], S["uncontended"].get("ops")),
+         script_micros(R["uncontended"], R["uncontended"].get("ops")), 1),
+        ("uncontended acquire + release per second, 1 thread (mean of rounds)",
+         mean(S["uncontended"]["opsPerSecond"]), mean(R["uncontended"]["opsPerSecond"]), 0),
+        (f"contended acquire + release per second, {S['contended']['threads']} threads, limit "
+         f"{S['contended']['permits']} (mean of rounds)",
+         mean(S["contended"]["opsPerSecond"]), mean(R["contended"]["opsPerSecond"]), 0),
+        ("round trips per contended acquire + release", cont_rt(S), cont_rt(R), 2),
+    ]
+    for k in ("p50", "p90", "p99", "max"):
+        rows.append((f"wake-up latency {k} (µs)", ps[0][k], ps[1][k], 0))
+    def herd(impl):
+        h = impl.get("herd")
+        return per_op(h["waitersIssued"], h["handOffs"]) if h else float("nan")
+
+    hw = S.get("herd", {}).get("waiters", "?")
+    rows += [
+        ("round trips of the waiter per blocked acquire + release", cycle(S, "waiter"), cycle(R, "waiter"), 2),
+        ("commands per second sent by a client while it waits", idle_rate(S, "waiter"), idle_rate(R, "waiter"), 2),
+        (f"round trips of {hw} waiting clients per hand-off (acquire + hold + release each)", herd(S), herd(R), 2),
+    ]
+    w.append("| measure | Sema | Redisson | Redisson ÷ Sema |")
+    w.append("|---|---:|---:|---:|")
+    for label, a, b, dec in rows:
+        def f(x):
+            return "n/a" if x is None or math.isnan(x) else f"{x:,.{dec}f}"
+        w.append(f"| {label} | {f(a)} | {f(b)} | {ratio(b, a)} |")
+    w.append("")
+    w.append("*Redisson ÷ Sema*: for the per-second throughput rows above 1.00 means Redisson did more; for every "
+             "other row above 1.00 means Redisson needed more (commands, time). Compare within this table only: "
+             "one machine, one run.")
+    w.append("")
+
+    # Round trips in detail
+    w.append("### Commands per operation")
+    w.append("")
+    w.append("*Sent* are the client's round trips (MONITOR), EVALSHA split by script (named by SHA-1: "
+             "Sema's from sema-redis's script files, Redisson's by the operation that first ran them), *in "
+             "scripts* the commands its Lua scripts ran, *executed* everything `commandstats` counted; all per "
+             "operation. PING (connection keep-alive) is left out of the round trips.")
+    w.append("")
+    w.append("| implementation | operation | sent | in scripts | executed (commandstats) |")
+    w.append("|---|---|---|---|---|")
+    for key, name in REDIS_IMPLS:
+        impl = impls[key]
+        for op, label in (("acquire", f"acquire ({impl['roundTrips']['acquire']['ops']:,} held at the end)"),
+                          ("release", "release"), ("acquireRelease", "acquire + release")):
+            x = impl["roundTrips"][op]
+            w.append(f"| {name} | uncontended {label} | {sent(x['issued'], x.get('scripts'), x['ops'])} | "
+                     f"{breakdown(x['inScripts'], x['ops'])} | {per_op(x['executed'], x['ops']):.2f} |")
+        c = impl["contended"]
+        x = c["counted"]
+        w.append(f"| {name} | contended acquire + release ({c['threads']} threads, limit {c['permits']}; "
+                 f"one {x['seconds']:.1f} s MONITOR round, {x['ops']:,} ops) | "
+                 f"{sent(x['issued'], x.get('scripts'), x['ops'])} | {breakdown(x['inScripts'], x['ops'])} | "
+                 f"{per_op(x['executed'], x['ops']):.2f} |")
+        wc = impl["wakeup"]["counted"]
+        w.append(f"| {name} | blocked acquire + release of the waiter ({wc['trials']} wake-up cycles) | "
+                 f"{sent(wc['waiterIssued'], wc.get('waiterScripts'), wc['trials'])} | – | – |")
+        w.append(f"| {name} | acquire + release of the holder in those cycles | "
+                 f"{sent(wc['holderIssued'], wc.get('holderScripts'), wc['trials'])} | – | – |")
+    w.append("")
+
+    # Throughput
+    w.append("### Throughput rounds")
+    w.append("")
+    w.append("| implementation | scenario | ops/s per round | mean | commands executed per op | "
+             "ops per thread (fewest ÷ most) |")
+    w.append("|---|---|---|---:|---:|---|")
+    for key, name in REDIS_IMPLS:
+        impl = impls[key]
+        u = impl["uncontended"]["opsPerSecond"]
+        w.append(f"| {name} | uncontended, 1 thread | {', '.join(f'{x:,.0f}' for x in u)} | {mean(u):,.0f} | "
+                 f"{per_op(impl['uncontended'].get('executed'), impl['uncontended'].get('ops')):.2f} | – |")
+        c = impl["contended"]
+        spread = []
+        for per in c.get("opsPerThread", []):
+            if per and max(per) > 0:
+                spread.append(min(per) / max(per))
+        w.append(f"| {name} | contended, {c['threads']} threads, limit {c['permits']} | "
+                 f"{', '.join(f'{x:,.0f}' for x in c['opsPerSecond'])} | {mean(c['opsPerSecond']):,.0f} | "
+                 f"{per_op(c['executed'], c['ops']):.2f} | "
+                 f"{', '.join(f'{x:.2f}' for x in spread) or 'n/a'} |")
+    w.append("")
+
+    # Wake-up
+    w.append("### Wake-up latency")
+    w.append("")
+    w.append("Microseconds from just before the holder's `release` call to just after the waiter's `acquire` "
+             "returns; *release call* is how long the holder's `release` itself took.")
+    w.append("")
+    w.append("| implementation | trials | min | p50 | p90 | p99 | max | mean | release call p50 | release call p99 |")
+    w.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for key, name in REDIS_IMPLS:
+        x = impls[key]["wakeup"]
+        p, rc = x["latencyMicros"], x["releaseCallMicros"]
+        w.append(f"| {name} | {x['trials']} | {p['min']:,.0f} | {p['p50']:,.0f} | {p['p90']:,.0f} | "
+                 f"{p['p99']:,.0f} | {p['max']:,.0f} | {p['mean']:,.0f} | {rc['p50']:,.0f} | {rc['p99']:,.0f} |")
+    w.append("")
+
+    # Idle
+    w.append("### While a client waits")
+    w.append("")
+    w.append("The holder holds the only permit and the waiter is blocked in `acquire` for the time shown; what "
+             "each client sent meanwhile (MONITOR), PING included.")
+    w.append("")
+    w.append("| implementation | seconds | holder sent | waiter sent |")
+    w.append("|---|---:|---|---|")
+    for key, name in REDIS_IMPLS:
+        x = impls[key]["idleWait"]
+        w.append(f"| {name} | {x['seconds']:.1f} | {sent(x['holderIssued'], x.get('holderScripts'), 1, ())} | "
+                 f"{sent(x['waiterIssued'], x.get('waiterScripts'), 1, ())} |")
+    w.append("")
+
+    # Several waiting clients
+    if S.get("herd") and R.get("herd"):
+        w.append("### Several waiting clients")
+        w.append("")
+        h0 = S["herd"]
+        rounds = h0.get("rounds", 1)
+        w.append(f"{h0['waiters']} waiter clients (as {h0['waiters']} processes) block on a limit of 1 that the "
+                 f"holder holds; the holder releases, and each waiter in turn acquires, holds the permit "
+                 f"{h0['holdMillis']} ms and releases it: {h0['waiters']} hand-offs, "
+                 f"{rounds} round{'s' if rounds != 1 else ''} of them. What the waiters sent meanwhile (MONITOR), "
+                 "per hand-off; and the time from the holder's release to the last waiter's grant (at least "
+                 f"{(h0['waiters'] - 1) * h0['holdMillis']} ms of holding).")
+        w.append("")
+        w.append("| implementation | waiters sent per hand-off | total | release to last grant, median of rounds "
+                 "(ms) |")
+        w.append("|---|---|---:|---:|")
+        for key, name in REDIS_IMPLS:
+            h = impls[key]["herd"]
+            ms = h["millisToLast"] if isinstance(h["millisToLast"], list) else [h["millisToLast"]]
+            w.append(f"| {name} | {sent(h['waitersIssued'], h.get('waitersScripts'), h['handOffs'])} | "
+                     f"{herd(impls[key]):.2f} | {median(ms):,.1f} |")
+        w.append("")
+
+    # Observations derived from the numbers
+    notes = []
+    rr = R["roundTrips"]["release"]
+    sr = S["roundTrips"]["release"]
+    rpub = (rr["inScripts"] or {}).get("publish", 0) / rr["ops"]
+    spub = (sr["inScripts"] or {}).get("publish", 0) / sr["ops"]
+    if rpub > 0:
+        notes.append(f"Redisson's release script PUBLISHes on every release ({rpub:.2f} per uncontended release, "
+                     f"with nobody waiting) to one channel per semaphore that every waiting process "
+                     f"subscribes to; Sema's publishes only to a process it granted ({spub:.2f} here).")
+    rc = R["wakeup"]["counted"]
+    sub = (rc["waiterIssued"] or {}).get("subscribe", 0) / rc["trials"]
+    if sub > 0:
+        notes.append(f"A Redisson acquire that has to wait subscribes and unsubscribes each time "
+                     f"(SUBSCRIBE {sub:.2f} per blocked acquire) and tries again after every wake-up message: "
+                     f"its waiter sent {cycle(R, 'waiter'):.2f} commands per blocked acquire + release, "
+                     f"Sema's {cycle(S, 'waiter'):.2f}.")
+    ci = cont_rt(R) - rt(R, "acquireRelease")
+    if ci > 0.05:
+        notes.append(f"Under contention Redisson needed {cont_rt(R):.2f} round trips per acquire + release "
+                     f"(Sema {cont_rt(S):.2f}): tries that failed after a wake-up message another thread "
+                     "won, and a SUBSCRIBE and UNSUBSCRIBE whenever an acquire has to wait.")
+    if R.get("herd") and S.get("herd"):
+        n = R["herd"]["handOffs"]
+        tries = script_count(R["herd"].get("waitersScripts"), "ACQUIRE")
+        k = R["herd"]["waiters"]
+        notes.append(f"With {k} waiting clients, Redisson's waiters sent {herd(R):.2f} commands "
+                     f"per hand-off (Sema's {herd(S):.2f}): besides their releases, {tries / n:.2f} acquire tries "
+                     f"per grant, as every release's PUBLISH wakes every waiting process and all but one "
+                     f"try in vain (({k} + {k - 1} + ... + 1) / {k} = {(k + 1) / 2:.2f} if every waiter tries "
+                     "every time). Sema hands the permit to the head of its queue inside the release script and "
+                     "tells only that process.")
+    sc = S["wakeup"]["counted"]
+    renews = script_count(sc.get("waiterScripts"), "RENEW") / sc["trials"]
+    if renews > 0:
+        herd_renews = (script_count(S["herd"].get("waitersScripts"), "RENEW") / S["herd"]["handOffs"]
+                       if S.get("herd") else float("nan"))
+        notes.append(f"Sema's waiter sent {cycle(S, 'waiter'):.2f} commands per blocked acquire + release, not 2: "
+                     f"RENEW {renews:.2f}. After a grant pushed by a wake-up message it sends one RENEW to "
+                     "replace the lease deadline it had to assume with a measured one, if it still holds the "
+                     "permit when that runs; the wake-up trials release at once, so often it no longer does"
+                     + (f", while the waiters of the hand-offs above, each holding the permit "
+                        f"{S['herd']['holdMillis']} ms, sent RENEW {herd_renews:.2f} per hand-off."
+                        if S.get("herd") else "."))
+    cs = S["contended"]["counted"]
+    cancels = script_count(cs.get("scripts"), "CANCEL") / cs["ops"] if cs["ops"] else 0
+    if cancels > 0:
+        notes.append(f"Under contention Sema also sent CANCEL {cancels:.3f} and RENEW "
+                     f"{script_count(cs.get('scripts'), 'RENEW') / cs['ops']:.2f} per acquire + release.")
+    iw = idle_rate(R, "waiter")
+    si = idle_rate(S, "waiter")
+    notes.append(f"While waiting, a Sema client sent {si:.2f} commands per second (its waiter heartbeat, RENEW, "
+                 f"at most once a second) and a Redisson client {iw:.2f}: Redisson's waiter does not poll; it "
+                 f"waits for the release's PUBLISH, or at most until the nearest lease of a holder ends "
+                 f"({lease_s:g} s here), then tries again.")
+    w.append("Observations (derived from the numbers above):")
+    w.append("")
+    for n in notes:
+        w.append(f"- {n}")
+    w.append("")
+    return w
+
+
 def settings(data, args):
     first = data[0] if data else {}
     lines = ["| setting | value |", "|---|---|"]
@@ -241,15 +587,25 @@ def settings(data, args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--results", required=True, help="JMH JSON result file (-rf json)")
+    p.add_argument("--results", help="JMH JSON result file (-rf json); without it the JMH sections say not run")
     p.add_argument("--footprint", help="WaiterFootprint output (Markdown)")
+    p.add_argument("--redis", help="RedisComparison output (JSON)")
+    p.add_argument("--redis-skipped", default="", help="why the Redis comparison did not run")
+    p.add_argument("--redis-only", action="store_true", help="write only the Redis section")
     p.add_argument("--mode", default="?")
     p.add_argument("--jmh-args", default="")
     p.add_argument("--date", default="")
     p.add_argument("--machine", default="")
     args = p.parse_args()
 
-    data, rows = load(args.results)
+    data, rows = load(args.results) if args.results else ([], [])
+    redis_doc = None
+    if args.redis:
+        with open(args.redis, encoding="utf-8") as f:
+            redis_doc = json.load(f)
+    if args.redis_only:
+        sys.stdout.write("\n".join(redis_section(redis_doc, args.redis_skipped)))
+        return
     w = []
     w.append("# Benchmarks")
     w.append("")
@@ -279,6 +635,8 @@ def main():
         w.append(f"| {num} | {where} | {text} | {met} |")
     w.append(f"| 7 | WaiterFootprint | memory per waiter: see section 7 | "
              f"{'reported' if args.footprint else 'not run'} |")
+    for num, where, text, met in redis_targets(redis_doc):
+        w.append(f"| {num} | {where} | {text} | {met} |")
     w.append("")
 
     for cls, title, text in SECTIONS:
@@ -320,6 +678,7 @@ def main():
     else:
         w.append("Not run.")
     w.append("")
+    w += redis_section(redis_doc, args.redis_skipped)
     sys.stdout.write("\n".join(w))
 
 

@@ -1,8 +1,5 @@
 package dev.sema;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
@@ -31,7 +28,7 @@ final class ParallelAsyncRun<T, R> {
      *
      * `wip` serialises the pump (a drain loop): the thread that moves it from 0 runs pump rounds until
      * it brings it back to 0; every other thread only increments it, which makes the running one go
-     * round once more. So the iterator, fn, `chunks` and `finished` are touched by one thread at a time,
+     * round once more. So the iterator, fn, `results` and `finished` are touched by one thread at a time,
      * each pump handing over to the next through `wip`. A stage completed inline (already done when fn
      * returns it) calls pump() from inside the pump, which only increments: no recursion.
      *
@@ -53,11 +50,9 @@ final class ParallelAsyncRun<T, R> {
      * inFlight     atomic          atomic
      * running      CHM             CHM
      * completing   volatile        volatile, by the pump before completing the result
-     * iterator, chunks, slot, started, exhausted, finished     pump only
+     * iterator, results, started, exhausted, finished: pump only
      */
 
-    private static final int FIRST_CHUNK = 16;
-    private static final int MAX_CHUNK = 8192;
     private static final long MAX_RESULTS = Integer.MAX_VALUE - 8;
 
     private final int limit;
@@ -72,9 +67,7 @@ final class ParallelAsyncRun<T, R> {
     // Pump only.
     private Iterable<? extends T> items;
     private Iterator<? extends T> iterator;
-    private final List<Object[]> chunks = new ArrayList<>();
-    private Object[] chunk;
-    private int slot;
+    private final ResultChunks results = new ResultChunks();
     private long started;
     private boolean exhausted;
     private boolean finished;
@@ -149,12 +142,8 @@ final class ParallelAsyncRun<T, R> {
     }
 
     private void launch(T item) {
-        if (chunk == null || slot == chunk.length) {
-            chunk = new Object[chunk == null ? FIRST_CHUNK : Math.min(chunk.length * 2, MAX_CHUNK)];
-            chunks.add(chunk);
-            slot = 0;
-        }
-        Stage stage = new Stage(chunk, slot++, started++);
+        Object[] chunk = results.nextChunk();
+        Stage stage = new Stage(chunk, results.reserve(), started++);
         inFlight.incrementAndGet(); // keeps A1: counted before fn runs
         CompletionStage<R> cs;
         try {
@@ -185,25 +174,12 @@ final class ParallelAsyncRun<T, R> {
     private void finish() {
         completing = true;
         switch (failFast.reason()) {
-            case FailFast.RUNNING -> result.complete(results());
+            case FailFast.RUNNING -> result.complete(results.<R>toList());
             case FailFast.FAILED -> result.completeExceptionally(failFast.failure());
             default -> {
                 // CANCELLED: the result was completed from outside; later outcomes have nowhere to go.
             }
         }
-    }
-
-    private List<R> results() {
-        Object[] all = new Object[Math.toIntExact(started)];
-        int copied = 0;
-        for (Object[] c : chunks) {
-            int n = Math.min(c.length, all.length - copied);
-            System.arraycopy(c, 0, all, copied, n);
-            copied += n;
-        }
-        @SuppressWarnings("unchecked")
-        List<R> list = (List<R>) Arrays.asList(all);
-        return Collections.unmodifiableList(list);
     }
 
     // ---------------------------------------------------------------- stopping

@@ -1,8 +1,5 @@
 package dev.sema;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
@@ -54,12 +51,10 @@ final class ParallelRun<T, R> {
      * failFast     atomics         atomics (FailFast)
      * running      CHM             CHM, add by coordinator, remove by the Call
      * pending      volatile        volatile, coordinator
-     * chunks, ...  coordinator     coordinator
+     * results, ... coordinator     coordinator
      */
 
     private static final ThreadFactory THREADS = Thread.ofVirtual().name("sema-parallel-", 0).factory();
-    private static final int FIRST_CHUNK = 16;
-    private static final int MAX_CHUNK = 8192;
     /** The most results a list can hold (the largest array length every JVM allocates). */
     private static final long MAX_RESULTS = Integer.MAX_VALUE - 8;
 
@@ -74,9 +69,7 @@ final class ParallelRun<T, R> {
     private volatile CompletableFuture<Permit> pending;
 
     // Coordinator only.
-    private final List<Object[]> chunks = new ArrayList<>();
-    private Object[] chunk;
-    private int slot;
+    private final ResultChunks results = new ResultChunks();
     private long started;
 
     /**
@@ -221,13 +214,8 @@ final class ParallelRun<T, R> {
         Object[] target = null;
         int at = 0;
         if (collect) {
-            if (chunk == null || slot == chunk.length) {
-                chunk = new Object[chunk == null ? FIRST_CHUNK : Math.min(chunk.length * 2, MAX_CHUNK)];
-                chunks.add(chunk);
-                slot = 0;
-            }
-            target = chunk;
-            at = slot++;
+            target = results.nextChunk();
+            at = results.reserve();
         }
         started++;
         Call call = new Call(item, permit, pass, target, at);
@@ -284,7 +272,7 @@ final class ParallelRun<T, R> {
     private List<R> outcome() throws InterruptedException {
         switch (failFast.reason()) {
             case FailFast.RUNNING -> {
-                return collect ? results() : null;
+                return collect ? results.<R>toList() : null;
             }
             case FailFast.INTERRUPTED -> {
                 Thread.interrupted(); // reported by the exception, as java.util.concurrent does
@@ -301,19 +289,6 @@ final class ParallelRun<T, R> {
                 throw (RuntimeException) f;
             }
         }
-    }
-
-    private List<R> results() {
-        Object[] all = new Object[Math.toIntExact(started)];
-        int copied = 0;
-        for (Object[] c : chunks) {
-            int n = Math.min(c.length, all.length - copied);
-            System.arraycopy(c, 0, all, copied, n);
-            copied += n;
-        }
-        @SuppressWarnings("unchecked")
-        List<R> list = (List<R>) Arrays.asList(all);
-        return Collections.unmodifiableList(list);
     }
 
     // ---------------------------------------------------------------- stopping

@@ -77,8 +77,12 @@ import java.util.function.Supplier;
  * <h2>Wake-ups</h2>
  * Blocked threads park, never spin, and never pin a virtual thread. Futures are completed outside
  * every internal lock, on the thread whose release or resize made the grant possible (or the thread
- * that cancelled). A release that lets many async waiters run never recurses without bound: nested
- * grants made by continuations are completed iteratively.
+ * that cancelled). A release that lets many async waiters run never recurses without bound: grants
+ * made by continuations are completed inline up to 16 levels deep, then iteratively, after the
+ * continuation that made them returns, on the same thread. So a continuation that runs on the
+ * completing thread ({@code thenAccept}, not {@code thenAcceptAsync}) must not block waiting for a
+ * future its own release may grant: beyond that depth the grant is delivered only once it returns.
+ * Blocking work belongs in an {@code ...Async} stage on an executor of its own.
  *
  * <h2>Bounds</h2>
  * Every count is a {@code long} bounded by {@link #MAX_PERMITS}; exceeding it throws

@@ -11,7 +11,9 @@ package dev.sema;
 final class Trampoline {
     static final int MAX_DEPTH = 16;
 
-    private static final ThreadLocal<Trampoline> CURRENT = new ThreadLocal<>();
+    // One per thread, kept for the thread's life: setting and removing it per release would allocate a
+    // map entry every time. depth == 0 means no run is in progress on this thread.
+    private static final ThreadLocal<Trampoline> CURRENT = ThreadLocal.withInitial(Trampoline::new);
 
     private int depth;
     private Waiter first;
@@ -24,9 +26,7 @@ final class Trampoline {
     /** Completes every waiter of {@code chain} (linked by {@code next}, async only). */
     static void run(Waiter chain) {
         Trampoline t = CURRENT.get();
-        if (t == null) {
-            t = new Trampoline();
-            CURRENT.set(t);
+        if (t.depth == 0) {
             try {
                 t.depth = 1;
                 t.completeAll(chain);
@@ -34,9 +34,12 @@ final class Trampoline {
                     t.completeOne(w);
                 }
             } finally {
-                CURRENT.remove();
+                t.depth = 0;
+                t.first = null;
+                t.last = null;
             }
             Throwable f = t.failure;
+            t.failure = null;
             if (f instanceof RuntimeException re) {
                 throw re;
             }

@@ -2,127 +2,83 @@ package dev.sema.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sema.examples.Demo.Outcome;
-import dev.sema.examples.Demo.Settings;
-import dev.sema.examples.Report.Check;
-import dev.sema.examples.Report.Counts;
-import dev.sema.examples.Report.LimitPeak;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
-import java.util.function.UnaryOperator;
+import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
-/** Keeps the demo honest: a scaled-down run must pass every check, and every check must be able to fail. */
+/** The demo as a whole: parts run in order, each part's checks are printed, and one failure fails the run. */
 class DemoTest {
+    private final ByteArrayOutputStream output = new ByteArrayOutputStream();
+    private final Terminal terminal = new Terminal(new PrintStream(output, true, StandardCharsets.UTF_8), false);
 
-    @Test
-    @Timeout(60)
-    void scaledDownRunKeepsEveryPromise() throws Exception {
-        Settings small = new Settings(1_000, 1_000, 16, 4, 32, 1_024, 5, 15, Duration.ofMillis(30), 7);
-        ByteArrayOutputStream output = new ByteArrayOutputStream();
-        Terminal terminal = new Terminal(new PrintStream(output, true, StandardCharsets.UTF_8), false);
+    /** A part whose checks are given. */
+    private record Fixed(String name, Callable<List<Check>> checks) implements Part {
+        @Override
+        public String title() {
+            return "the " + name + " part";
+        }
 
-        Report report = new Demo(small, terminal).run();
+        @Override
+        public List<Check> run() throws Exception {
+            return checks.call();
+        }
+    }
 
-        String printed = output.toString(StandardCharsets.UTF_8);
-        assertThat(report.checks()).allSatisfy(check -> assertThat(check.passed()).as(check.toString()).isTrue());
-        assertThat(report.ended()).isEqualTo(1_000);
-        assertThat(report.count(Outcome.FAILED)).isZero();
-        assertThat(report.peaks()).extracting(LimitPeak::limit).containsExactly(16L, 4L, 32L, 16L, 4L);
-        assertThat(printed).contains("close()", "awaitIdle()", "All checks passed.").doesNotContain("\r");
+    private static Part passing(String name) {
+        return new Fixed(name, () -> List.of(new Check(name + " kept its promise", true, "1 of 1")));
     }
 
     @Test
-    void passingReportPassesEveryCheck() {
-        assertThat(passing().checks()).allMatch(Check::passed);
-        assertThat(passing().passed()).isTrue();
+    void runPassesWhenEveryCheckOfEveryPartPasses() throws Exception {
+        boolean passed = new Demo(terminal).run(List.of(passing("one"), passing("two")));
+
+        assertThat(passed).isTrue();
+        assertThat(printed()).contains("== 1/2  the one part ==", "== 2/2  the two part ==",
+                "  [ok]     one kept its promise: 1 of 1", "All 2 checks passed.");
     }
 
     @Test
-    void peakAboveTheLimitInForceFails() {
-        assertFails(r -> with(r, List.of(new LimitPeak(64, 64), new LimitPeak(16, 17)), r.peakRunning()),
-                "running requests never exceeded the limit in force");
+    void oneFailedCheckFailsTheRunAndIsRepeatedAtTheEnd() throws Exception {
+        Part failing = new Fixed("bad", () -> List.of(new Check("bad kept its promise", false, "0 of 1")));
+
+        boolean passed = new Demo(terminal).run(List.of(passing("one"), failing, passing("two")));
+
+        assertThat(passed).isFalse();
+        String summary = printed().substring(printed().indexOf("== Summary"));
+        assertThat(summary).contains("bad        0 of  1 checks passed", "SOME CHECKS FAILED: 1 of 3.",
+                "  [FAILED] bad kept its promise: 0 of 1");
     }
 
     @Test
-    void peakAboveMaxPermitsFails() {
-        assertFails(r -> with(r, r.peaks(), r.maxPermits() + 1), "running requests never exceeded the limit in force");
+    void aPartThatThrowsIsAFailedCheckAndTheNextPartStillRuns() throws Exception {
+        Part throwing = new Fixed("broken", () -> {
+            throw new IllegalStateException("no Redis today");
+        });
+
+        boolean passed = new Demo(terminal).run(List.of(throwing, passing("after")));
+
+        assertThat(passed).isFalse();
+        assertThat(printed()).contains(
+                "[FAILED] the part ran to the end: java.lang.IllegalStateException: no Redis today",
+                "after kept its promise");
     }
 
     @Test
-    void memoryAboveTheBudgetFails() {
-        assertFails(r -> new Report(r.requests(), r.outcomes(), r.peaks(), r.peakRunning(), r.maxPermits(),
-                r.memoryBudgetKiB() + 1, r.memoryBudgetKiB(), r.runningAfterIdle(), r.workers(), r.memory()),
-                "memory in use never exceeded the budget");
+    void aPartWithoutChecksFails() throws Exception {
+        assertThat(new Demo(terminal).run(List.of(new Fixed("empty", List::of)))).isFalse();
+        assertThat(printed()).contains("[FAILED] the part checked something");
     }
 
     @Test
-    void requestRunningAfterAwaitIdleFails() {
-        assertFails(r -> new Report(r.requests(), r.outcomes(), r.peaks(), r.peakRunning(), r.maxPermits(),
-                r.peakMemoryKiB(), r.memoryBudgetKiB(), 1, r.workers(), r.memory()),
-                "awaitIdle() returned only when nothing was running");
+    void standardPartsRunInTheDocumentedOrder() {
+        assertThat(Demo.standardParts(terminal).keySet())
+                .containsExactly("service", "parallel", "budget", "gate", "leak", "refill", "redis");
     }
 
-    @Test
-    void permitNotReturnedFails() {
-        assertFails(r -> withCounts(r, new Counts(16, 15, 0), r.memory()), "every worker permit came back");
-        assertFails(r -> withCounts(r, r.workers(), new Counts(8_192, 8_000, 0)),
-                "every KiB of the memory budget came back");
-    }
-
-    @Test
-    void waiterLeftQueuedFails() {
-        assertFails(r -> withCounts(r, new Counts(16, 16, 1), r.memory()), "every worker permit came back");
-    }
-
-    @Test
-    void outcomesThatDoNotAddUpFail() {
-        assertFails(r -> withOutcomes(r, Outcome.CLOSED, r.count(Outcome.CLOSED) - 1),
-                "every request ended exactly one way");
-        assertFails(r -> withOutcomes(r, Outcome.FAILED, 1), "every request ended exactly one way");
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    private static Report passing() {
-        Map<Outcome, Long> outcomes = new EnumMap<>(Outcome.class);
-        outcomes.put(Outcome.COMPLETED, 8_000L);
-        outcomes.put(Outcome.TIMED_OUT, 500L);
-        outcomes.put(Outcome.CANCELLED, 500L);
-        outcomes.put(Outcome.CLOSED, 1_000L);
-        outcomes.put(Outcome.FAILED, 0L);
-        return new Report(10_000, outcomes, List.of(new LimitPeak(64, 64), new LimitPeak(16, 16)), 64, 128,
-                8_192, 8_192, 0, new Counts(16, 16, 0), new Counts(8_192, 8_192, 0));
-    }
-
-    private static void assertFails(UnaryOperator<Report> breakIt, String promise) {
-        Report broken = breakIt.apply(passing());
-        assertThat(broken.passed()).isFalse();
-        assertThat(broken.checks()).filteredOn(check -> !check.passed())
-                .extracting(Check::promise).containsExactly(promise);
-        assertThat(broken.summary()).contains("SOME CHECKS FAILED.");
-    }
-
-    private static Report with(Report r, List<LimitPeak> peaks, long peakRunning) {
-        return new Report(r.requests(), r.outcomes(), peaks, peakRunning, r.maxPermits(), r.peakMemoryKiB(),
-                r.memoryBudgetKiB(), r.runningAfterIdle(), r.workers(), r.memory());
-    }
-
-    private static Report withCounts(Report r, Counts workers, Counts memory) {
-        return new Report(r.requests(), r.outcomes(), r.peaks(), r.peakRunning(), r.maxPermits(), r.peakMemoryKiB(),
-                r.memoryBudgetKiB(), r.runningAfterIdle(), workers, memory);
-    }
-
-    private static Report withOutcomes(Report r, Outcome outcome, long count) {
-        Map<Outcome, Long> outcomes = new EnumMap<>(r.outcomes());
-        outcomes.put(outcome, count);
-        return new Report(r.requests(), outcomes, r.peaks(), r.peakRunning(), r.maxPermits(), r.peakMemoryKiB(),
-                r.memoryBudgetKiB(), r.runningAfterIdle(), r.workers(), r.memory());
+    private String printed() {
+        return output.toString(StandardCharsets.UTF_8);
     }
 }

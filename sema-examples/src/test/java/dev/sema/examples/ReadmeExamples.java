@@ -1,0 +1,298 @@
+package dev.sema.examples;
+
+import dev.sema.Fairness;
+import dev.sema.Gate;
+import dev.sema.LeakDetection;
+import dev.sema.Parallel;
+import dev.sema.Permit;
+import dev.sema.Semaphore;
+import dev.sema.redis.RedisPermit;
+import dev.sema.redis.RedisSemaphore;
+import dev.sema.redis.RedisSemaphores;
+import java.io.File;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Every Java example of the README, verbatim, so that the compiler checks them;
+ * {@link ReadmeExamplesTest} checks that each README example is here and runs the local ones. The
+ * examples are the bodies of the {@code exampleN} methods; what surrounds them declares the names
+ * they use.
+ */
+@SuppressWarnings("unused") // results the examples compute and do not use
+class ReadmeExamples {
+
+    // ---------------------------------------------------------------- the names the examples use
+
+    record Request(int id) {
+    }
+
+    record Response(int status) {
+    }
+
+    record Page(String url) {
+    }
+
+    record Row(int key) {
+    }
+
+    record Image(String name) {
+    }
+
+    record Job(int id) {
+        void run() {
+        }
+    }
+
+    static final class Connection implements AutoCloseable {
+        boolean closed;
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+    }
+
+    static final class Storage {
+        long lastToken;
+
+        void write(byte[] data, long fencingToken) {
+            if (fencingToken <= lastToken) {
+                throw new IllegalStateException("stale fencing token " + fencingToken);
+            }
+            lastToken = fencingToken;
+        }
+    }
+
+    final Request request = new Request(1);
+    final File file = new File("data.bin");
+    final int sizeKiB = 512;
+    final long cost = 3;
+    final List<String> urls = List.of("https://example.org/a", "https://example.org/b");
+    final List<Integer> keys = List.of(1, 2, 3);
+    final List<File> files = List.of(new File("a.png"), new File("b.png"));
+    final List<Job> jobs = List.of(new Job(1), new Job(2));
+    final List<Request> requests = List.of(new Request(1), new Request(2));
+    final Connection connection = new Connection();
+    final Storage storage = new Storage();
+    final byte[] data = new byte[16];
+    final Semaphore pool = Semaphore.builder().permits(32).maxPermits(256).build();
+    final Semaphore memory = Semaphore.create(64 * 1024);
+    int sent;
+    int rejected;
+
+    Response send(Request r) throws IOException {
+        sent++;
+        return new Response(200);
+    }
+
+    CompletableFuture<Response> sendAsync(Request r) {
+        sent++;
+        return CompletableFuture.completedFuture(new Response(200));
+    }
+
+    void reject(Request r) {
+        rejected++;
+    }
+
+    void process(File f) {
+    }
+
+    void handle(Request r) {
+    }
+
+    Page fetch(String url) {
+        return new Page(url);
+    }
+
+    Row load(int key) {
+        return new Row(key);
+    }
+
+    Image decode(File f) {
+        return new Image(f.getName());
+    }
+
+    void abandonWork() {
+    }
+
+    // ---------------------------------------------------------------- Sema
+
+    void example1() throws InterruptedException {
+        Semaphore db = Semaphore.create(10);
+        try (Permit p = db.acquire()) {
+            // at most 10 of these run at once; the permit goes back exactly once, however the block ends
+        }
+    }
+
+    Semaphore example2() {
+        Semaphore pool = Semaphore.builder()
+                .name("http-client")        // shown in messages and toString()
+                .permits(32)                // the limit now
+                .maxPermits(256)            // the ceiling the limit may be raised to
+                .fairness(Fairness.FIFO)    // the default; or Fairness.BARGING
+                .build();
+        return pool;
+    }
+
+    void example3() throws InterruptedException, IOException {
+        try (Permit p = pool.acquire()) {
+            send(request);
+        }
+    }
+
+    void example4() throws InterruptedException {
+        Semaphore memory = Semaphore.create(64 * 1024);     // 64 MiB, in KiB
+        try (Permit p = memory.acquire(sizeKiB)) {          // waits until sizeKiB are free
+            process(file);
+        }
+    }
+
+    void example5() throws InterruptedException, IOException {
+        try (Permit p = pool.acquire(1, Duration.ofMillis(200))) {
+            send(request);
+        } catch (TimeoutException e) {
+            reject(request);
+        }
+    }
+
+    void example6() throws IOException {
+        Optional<Permit> maybe = pool.tryAcquire();
+        if (maybe.isEmpty()) {
+            reject(request);
+            return;
+        }
+        try (Permit p = maybe.get()) {
+            send(request);
+        }
+    }
+
+    void example7() {
+        CompletableFuture<Response> response = pool.acquireAsync()
+                .thenCompose(p -> sendAsync(request).whenComplete((r, e) -> p.close()));
+        response.join();
+    }
+
+    void example8() {
+        CompletableFuture<Permit> slot = pool.acquireAsync(1, Duration.ofSeconds(1));
+        // ... the caller gives up:
+        if (!slot.cancel(false)) {              // too late: already granted (or failed)
+            slot.thenAccept(Permit::close);     // so give the permit back
+        }
+    }
+
+    void example9() throws InterruptedException, IOException {
+        Response r = pool.withPermits(1, () -> send(request));   // rethrows what send throws
+        CompletableFuture<Response> f =
+                pool.withPermitsAsync(1, () -> sendAsync(request)); // released when the stage completes
+        f.join();
+    }
+
+    void example10() {
+        pool.setPermits(128);       // raise: queued requests are served at once
+        pool.setPermits(8);         // lower: who holds more keeps it; availablePermits() may go negative
+        pool.addPermits(16);        // returns how many were added, saturating at maxPermits()
+        pool.reducePermits(4);      // returns how many were removed, not below 0
+    }
+
+    void example11() throws InterruptedException {
+        pool.close();               // queued and later acquires fail with SemaphoreClosedException
+        pool.awaitIdle();           // returns once nothing is held; held Permits can still be closed
+    }
+
+    void example12() throws InterruptedException {
+        Permit batch = memory.acquire(1_024);
+        Permit part = batch.split(256);     // a new Permit of 256 for another thread; batch holds 768
+        batch.release(512);                 // give back part early; batch holds 256
+        batch.merge(part);                  // take part's permits back; batch holds 512, part 0
+        batch.forget();                     // the 512 stay consumed: the limit drops by 512
+    }
+
+    // ---------------------------------------------------------------- Gate
+
+    void example13() throws Exception {
+        Gate gate = new Gate("requests");
+
+        // for each request, on any thread:
+        try (Gate.Pass pass = gate.enter()) {       // throws GateClosedException once closed
+            handle(request);
+        }
+
+        // on shutdown: no new requests; wait for the ones inside, then release what they use
+        gate.close().get(30, TimeUnit.SECONDS);
+        connection.close();
+    }
+
+    void example14() {
+        Gate gate = new Gate();
+        Gate.Pass pass = gate.enter();
+        sendAsync(request).whenComplete((response, failure) -> pass.close());
+        gate.close().join();
+    }
+
+    // ---------------------------------------------------------------- Parallel
+
+    List<Page> example15() throws InterruptedException {
+        List<Page> pages = Parallel.map(urls, 8, url -> fetch(url));     // at most 8 fetches at once
+        return pages;
+    }
+
+    List<Row> example16() throws InterruptedException {
+        Semaphore db = Semaphore.create(16);
+        List<Row> rows = Parallel.map(keys, db, key -> load(key));        // with every other user of db: <= 16
+        return rows;
+    }
+
+    List<Image> example17() throws InterruptedException {
+        Semaphore memory = Semaphore.create(512L * 1024 * 1024);         // bytes
+        List<Image> images = Parallel.mapWeighted(files, memory, File::length, file -> decode(file));
+        return images;
+    }
+
+    List<Response> example18() throws InterruptedException {
+        Parallel.forEach(jobs, 4, job -> job.run());                      // throws the first failure
+        CompletableFuture<List<Response>> all = Parallel.mapAsync(requests, 32, r -> sendAsync(r));
+        return all.join();
+    }
+
+    // ---------------------------------------------------------------- leak detection and refill
+
+    Semaphore example19() {
+        Semaphore connections = Semaphore.builder()
+                .permits(10)
+                .leakDetection(LeakDetection.SAMPLED)   // OFF (the default), SAMPLED or PARANOID
+                .build();
+        return connections;
+    }
+
+    Semaphore example20() throws InterruptedException {
+        // 10 requests per second on average, bursts of up to 50
+        Semaphore credit = Semaphore.builder()
+                .permits(50).maxPermits(50)
+                .refill(1, Duration.ofMillis(100))
+                .build();
+        credit.acquire().forget();          // spend one unit of credit
+        credit.acquire(cost).forget();      // or several: waits until that much has accrued
+        return credit;
+    }
+
+    // ---------------------------------------------------------------- Redis (compiled only: it names a fixed port)
+
+    void example21() throws InterruptedException {
+        try (RedisSemaphores redis = RedisSemaphores.connect("redis://127.0.0.1:6379")) {
+            RedisSemaphore api = redis.semaphore("partner-api")
+                    .permits(10)                            // only if "partner-api" does not exist yet
+                    .lease(Duration.ofSeconds(10))          // default 30 s, renewed while the Permit is open
+                    .build();
+            try (RedisPermit p = (RedisPermit) api.acquire()) {
+                p.leaseLost().thenRun(() -> abandonWork()); // the lease could not be kept alive in time
+                storage.write(data, p.fencingToken());      // the storage refuses tokens older than the last it saw
+            }
+        }
+    }
+}

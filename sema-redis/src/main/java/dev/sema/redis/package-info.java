@@ -64,8 +64,9 @@
  *
  * <h2>Redis versions and Redis Cluster</h2>
  * Redis 6.2 and 7.x: the scripts use only commands of Redis 6.2 or older, besides {@code SPUBLISH}, which
- * only a handle made with Redis 7 cluster masters asks for (and whose failure a script ignores, so that a
- * node of an older version never fails an operation: the heartbeat reports the outcome instead). Each
+ * they send only to handles of a cluster whose masters all ran Redis 7 or newer when the handle's
+ * {@link dev.sema.redis.RedisSemaphores} connected; its failure is ignored (a node of an older version
+ * must never fail an operation: the handle's heartbeat reports the outcome instead). Each
  * script touches only the six keys it is passed, which share the hash tag {@code {N}}, and publishes only
  * to {@code sem:{N}:wake:*} channels, which share it too: in Redis Cluster one semaphore is one slot, so
  * each operation runs on one master, without CROSSSLOT errors, and Lettuce routes it by its first key.

@@ -540,6 +540,9 @@ final class LettuceSemaphore implements RedisSemaphore {
             }
         }
         List<Object> granted = (List<Object>) r.get(2);
+        if (!granted.isEmpty()) {
+            owner.subscribeAgain(channel); // a wake-up may have been lost with the subscription
+        }
         Set<String> done = new HashSet<>();
         for (int i = 0; i + 1 < granted.size(); i += 2) {
             String id = str(granted.get(i));

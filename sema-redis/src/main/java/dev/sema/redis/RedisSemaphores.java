@@ -1,6 +1,7 @@
 package dev.sema.redis;
 
 import dev.sema.SemaphoreClosedException;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
@@ -8,11 +9,21 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.RedisClusterURIUtil;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.cluster.pubsub.RedisClusterPubSubAdapter;
+import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -34,9 +45,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * This process's connection to the semaphores kept in one Redis: one command connection shared by every
- * semaphore (Lettuce multiplexes it), one pub/sub connection for wake-ups, one timer thread for lease
- * renewals and timeouts, and virtual threads to complete futures on.
+ * This process's connection to the semaphores kept in one Redis, standalone or Redis Cluster: one command
+ * connection shared by every semaphore (Lettuce multiplexes it), one pub/sub connection for wake-ups, one
+ * timer thread for lease renewals and timeouts, and virtual threads to complete futures on.
  *
  * {@snippet :
  * try (RedisSemaphores redis = RedisSemaphores.connect("redis://127.0.0.1:6379")) {
@@ -45,13 +56,26 @@ import java.util.function.Supplier;
  * }
  * }
  *
+ * <h2>Redis Cluster</h2>
+ * {@link #connectCluster(String)} (or {@link #using(RedisClusterClient)}) works with Redis Cluster, through
+ * Lettuce's cluster client. Every key of a semaphore has the hash tag {@code {name}}, so one semaphore
+ * lives in one hash slot, on one master, and each operation is still one script on that master;
+ * different semaphores spread over the masters. The scripts are loaded on each master by the first
+ * operation that lands there (EVALSHA, then EVAL on NOSCRIPT, which Lettuce routes to the same master).
+ * Wake-up messages use sharded pub/sub ({@code SSUBSCRIBE}/{@code SPUBLISH}) when every master runs Redis
+ * 7 or newer at connect time, so that a message stays on its semaphore's shard instead of being broadcast
+ * over the cluster bus; otherwise plain {@code PUBLISH}, which Redis Cluster delivers on every node. A
+ * handle whose shard subscription ends (its slot moved to another master, or its master failed)
+ * subscribes again; meanwhile its waiters learn of their grants from their heartbeats, within a second.
+ *
  * <h2>Timeouts and Redis outages</h2>
  * Every command waits at most the command timeout: the URI's {@code timeout} parameter, but at most
- * 10 seconds (and 10 seconds for a borrowed client). A client made by {@link #connect(String)} rejects
- * commands at once while it is disconnected, so an acquire while Redis is down fails at once with
- * {@link RedisSemaphoreException} instead of waiting; the connection itself reconnects in the
- * background. Lettuce re-sends a command that was in flight when a connection dropped: every script is
- * idempotent per request id, so a re-sent acquire, release or renewal changes nothing twice.
+ * 10 seconds (and 10 seconds for a borrowed client). A client made by {@link #connect(String)} or
+ * {@link #connectCluster(String)} rejects commands at once while it is disconnected, so an acquire while
+ * Redis is down fails at once with {@link RedisSemaphoreException} instead of waiting; the connection
+ * itself reconnects in the background. Lettuce re-sends a command that was in flight when a connection
+ * dropped: every script is idempotent per request id, so a re-sent acquire, release or renewal changes
+ * nothing twice.
  *
  * <h2>Closing</h2>
  * {@link #close()} ends this process's participation only (see {@link RedisSemaphore}).
@@ -63,11 +87,13 @@ public final class RedisSemaphores implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(RedisSemaphores.class.getName());
 
-    private final RedisClient client;
+    private final AbstractRedisClient client;
     private final boolean ownsClient;
-    private final StatefulRedisConnection<String, String> connection;
-    private final RedisAsyncCommands<String, String> commands;
+    private final StatefulConnection<String, String> connection;
+    private final RedisScriptingAsyncCommands<String, String> commands;
     private final StatefulRedisPubSubConnection<String, String> pubsub;
+    /** Whether wake-ups use sharded pub/sub (Redis Cluster 7+): then the handle ids end in 's' (see common.lua). */
+    private final boolean sharded;
     private final ConcurrentHashMap<String, LettuceSemaphore> byChannel = new ConcurrentHashMap<>();
     private final Set<LettuceSemaphore> semaphores = ConcurrentHashMap.newKeySet();
     private final AtomicLong counter = new AtomicLong();
@@ -79,34 +105,47 @@ public final class RedisSemaphores implements AutoCloseable {
     final Duration commandTimeout;
     final ScheduledThreadPoolExecutor timer;
     final ExecutorService callbacks;
+    /** For tests: ignore the server ending a shard subscription, as if it were lost without notice. */
+    volatile boolean ignoreShardUnsubscribe;
 
-    private RedisSemaphores(RedisClient client, boolean ownsClient, Duration commandTimeout) {
+    private RedisSemaphores(AbstractRedisClient client, boolean ownsClient, Duration commandTimeout,
+            StatefulConnection<String, String> connection, RedisScriptingAsyncCommands<String, String> commands,
+            StatefulRedisPubSubConnection<String, String> pubsub, boolean sharded) {
         this.client = client;
         this.ownsClient = ownsClient;
         this.commandTimeout = commandTimeout;
-        StatefulRedisConnection<String, String> c = null;
-        StatefulRedisPubSubConnection<String, String> p = null;
-        try {
-            c = client.connect(StringCodec.UTF8);
-            p = client.connectPubSub(StringCodec.UTF8);
-        } catch (RuntimeException e) {
-            if (c != null) {
-                c.closeAsync();
-            }
-            throw new RedisSemaphoreException("cannot connect to Redis: " + e.getMessage(), e);
-        }
-        this.connection = c;
-        this.commands = c.async();
-        this.pubsub = p;
-        p.addListener(new RedisPubSubAdapter<>() {
-            @Override
-            public void message(String channel, String message) {
-                LettuceSemaphore s = byChannel.get(channel);
-                if (s != null) {
-                    execute(() -> s.onMessage(message));
+        this.connection = connection;
+        this.commands = commands;
+        this.pubsub = pubsub;
+        this.sharded = sharded;
+        if (pubsub instanceof StatefulRedisClusterPubSubConnection<String, String> cluster) {
+            // Messages of every node, those of shard subscriptions included, reach the cluster listeners.
+            cluster.addListener(new RedisClusterPubSubAdapter<>() {
+                @Override
+                public void message(RedisClusterNode node, String channel, String message) {
+                    onMessage(channel, message);
                 }
-            }
-        });
+
+                @Override
+                public void smessage(RedisClusterNode node, String channel, String message) {
+                    onMessage(channel, message);
+                }
+
+                @Override
+                public void sunsubscribed(RedisClusterNode node, String channel, long count) {
+                    if (!ignoreShardUnsubscribe) {
+                        subscribeAgain(channel); // the server ended it: the slot moved to another master
+                    }
+                }
+            });
+        } else {
+            pubsub.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String channel, String message) {
+                    onMessage(channel, message);
+                }
+            });
+        }
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "sema-redis-timer");
             t.setDaemon(true);
@@ -116,9 +155,116 @@ public final class RedisSemaphores implements AutoCloseable {
         this.callbacks = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("sema-redis-", 0).factory());
     }
 
+    private static RedisSemaphores standalone(RedisClient client, boolean ownsClient, Duration commandTimeout) {
+        StatefulRedisConnection<String, String> c = null;
+        try {
+            c = client.connect(StringCodec.UTF8);
+            StatefulRedisPubSubConnection<String, String> p = client.connectPubSub(StringCodec.UTF8);
+            return new RedisSemaphores(client, ownsClient, commandTimeout, c, c.async(), p, false);
+        } catch (RuntimeException e) {
+            if (c != null) {
+                c.closeAsync();
+            }
+            throw new RedisSemaphoreException("cannot connect to Redis: " + e.getMessage(), e);
+        }
+    }
+
+    private static RedisSemaphores cluster(RedisClusterClient client, boolean ownsClient, Duration commandTimeout) {
+        StatefulRedisClusterConnection<String, String> c = null;
+        try {
+            c = client.connect(StringCodec.UTF8);
+            boolean sharded = everyMasterHasShardedPubSub(c, commandTimeout);
+            StatefulRedisClusterPubSubConnection<String, String> p = client.connectPubSub(StringCodec.UTF8);
+            return new RedisSemaphores(client, ownsClient, commandTimeout, c, c.async(), p, sharded);
+        } catch (RuntimeException e) {
+            if (c != null) {
+                c.closeAsync();
+            }
+            throw new RedisSemaphoreException("cannot connect to Redis Cluster: " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether every master of the cluster runs Redis 7 or newer (SSUBSCRIBE, SPUBLISH). */
+    private static boolean everyMasterHasShardedPubSub(StatefulRedisClusterConnection<String, String> c,
+            Duration timeout) {
+        try {
+            boolean any = false;
+            for (RedisClusterNode node : c.getPartitions()) {
+                if (!node.getRole().isUpstream()) {
+                    continue;
+                }
+                String info = c.getConnectionAsync(node.getNodeId())
+                        .thenCompose(n -> n.async().info("server").toCompletableFuture())
+                        .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                if (majorVersion(info) < 7) {
+                    return false;
+                }
+                any = true;
+            }
+            return any;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot read the Redis version of every cluster master; wake-ups"
+                    + " use PUBLISH: " + e);
+            return false;
+        }
+    }
+
+    /** The major version in an {@code INFO server} reply, or 0 if it is not there. */
+    static int majorVersion(String info) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("redis_version:")) {
+                String v = line.substring("redis_version:".length()).trim();
+                int dot = v.indexOf('.');
+                try {
+                    return Integer.parseInt(dot < 0 ? v : v.substring(0, dot));
+                } catch (NumberFormatException e) {
+                    return 0;
+                }
+            }
+        }
+        return 0;
+    }
+
+    private void onMessage(String channel, String message) {
+        LettuceSemaphore s = byChannel.get(channel);
+        if (s != null) {
+            execute(() -> s.onMessage(message));
+        }
+    }
+
     /**
-     * Connects to the Redis at {@code redisUri} with a client of its own, which {@link #close()} shuts
-     * down.
+     * Subscribes again to a handle's shard channel, while the handle is open: when the server ended the
+     * subscription, and when a heartbeat found a grant whose message did not arrive (the subscription may
+     * be on a node that failed). SSUBSCRIBE goes to the slot's current master; subscribing where the
+     * channel is already subscribed changes nothing. Retried every second while it fails.
+     */
+    void subscribeAgain(String channel) {
+        if (!sharded || closed.get() || !byChannel.containsKey(channel)) {
+            return;
+        }
+        try {
+            pubsub.async().ssubscribe(channel).whenComplete((v, e) -> {
+                if (e != null) {
+                    LOG.log(System.Logger.Level.DEBUG, () -> "subscribing again to " + channel + " failed; retrying"
+                            + " (meanwhile waiters learn of grants from their heartbeats)", e);
+                    try {
+                        timer.schedule(() -> subscribeAgain(channel), 1, TimeUnit.SECONDS);
+                    } catch (RejectedExecutionException closing) {
+                        // closed meanwhile
+                    }
+                }
+            });
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "subscribing again to " + channel + " failed", e);
+        }
+    }
+
+    /**
+     * Connects to the (standalone) Redis at {@code redisUri} with a client of its own, which
+     * {@link #close()} shuts down. For Redis Cluster, use {@link #connectCluster(String)}.
      *
      * @param redisUri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"} or
      *        {@code "redis://127.0.0.1:6379?timeout=2s"}
@@ -137,7 +283,43 @@ public final class RedisSemaphores implements AutoCloseable {
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
                 .build());
         try {
-            return new RedisSemaphores(client, true, timeout);
+            return standalone(client, true, timeout);
+        } catch (RuntimeException e) {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            throw e;
+        }
+    }
+
+    /**
+     * Connects to the Redis Cluster that the nodes in {@code redisUri} belong to, with a cluster client of
+     * its own, which {@link #close()} shuts down. The client follows redirections and refreshes its view
+     * of the cluster when a slot moves or a node fails.
+     *
+     * @param redisUri one or more nodes of the cluster, comma-separated, e.g.
+     *        {@code "redis://10.0.0.1:7000,10.0.0.2:7000"} or {@code "redis://10.0.0.1:7000?timeout=2s"}
+     * @return the connection
+     * @throws NullPointerException if {@code redisUri} is {@code null}
+     * @throws IllegalArgumentException if {@code redisUri} is not a valid Redis URI
+     * @throws RedisSemaphoreException if the cluster cannot be reached
+     */
+    public static RedisSemaphores connectCluster(String redisUri) {
+        Objects.requireNonNull(redisUri, "redisUri");
+        List<RedisURI> seeds = RedisClusterURIUtil.toRedisURIs(URI.create(redisUri));
+        Duration timeout = MAX_COMMAND_TIMEOUT;
+        for (RedisURI seed : seeds) {
+            timeout = min(seed.getTimeout(), timeout);
+        }
+        RedisClusterClient client = RedisClusterClient.create(seeds);
+        client.setOptions(ClusterClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(timeout))
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .enablePeriodicRefresh(Duration.ofMinutes(1))
+                        .build())
+                .build());
+        try {
+            return cluster(client, true, timeout);
         } catch (RuntimeException e) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             throw e;
@@ -156,7 +338,22 @@ public final class RedisSemaphores implements AutoCloseable {
      */
     public static RedisSemaphores using(RedisClient client) {
         Objects.requireNonNull(client, "client");
-        return new RedisSemaphores(client, false, MAX_COMMAND_TIMEOUT);
+        return standalone(client, false, MAX_COMMAND_TIMEOUT);
+    }
+
+    /**
+     * Uses an existing Redis Cluster client, which stays the caller's: {@link #close()} closes only the
+     * two connections made here, never the client. The client's options apply (topology refresh,
+     * behaviour while disconnected); every command is still waited for at most 10 seconds.
+     *
+     * @param client a cluster client whose URIs point at nodes of the cluster to use
+     * @return the connection
+     * @throws NullPointerException if {@code client} is {@code null}
+     * @throws RedisSemaphoreException if the cluster cannot be reached
+     */
+    public static RedisSemaphores using(RedisClusterClient client) {
+        Objects.requireNonNull(client, "client");
+        return cluster(client, false, MAX_COMMAND_TIMEOUT);
     }
 
     /**
@@ -181,8 +378,8 @@ public final class RedisSemaphores implements AutoCloseable {
      * Ends this process's participation: fails this process's waiters with
      * {@link SemaphoreClosedException}, releases the permits it still holds (best effort: the leases of
      * those that cannot be released end by themselves), stops renewals and closes the connections, and
-     * the client if it was made by {@link #connect(String)}. The semaphores stay open for every other
-     * process. Idempotent.
+     * the client if it was made by {@link #connect(String)} or {@link #connectCluster(String)}. The
+     * semaphores stay open for every other process. Idempotent.
      */
     @Override
     public void close() {
@@ -206,7 +403,8 @@ public final class RedisSemaphores implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RedisSemaphores[client=" + clientId + ", semaphores=" + semaphores.size()
+        return "RedisSemaphores[client=" + clientId + (client instanceof RedisClusterClient ? ", cluster" : "")
+                + (sharded ? ", sharded pub/sub" : "") + ", semaphores=" + semaphores.size()
                 + (closed.get() ? ", closed" : "") + "]";
     }
 
@@ -221,17 +419,24 @@ public final class RedisSemaphores implements AutoCloseable {
         return pubsub;
     }
 
+    /** Whether wake-ups use sharded pub/sub. */
+    boolean sharded() {
+        return sharded;
+    }
+
     RedisSemaphore open(String name, long permits, long ceiling, Duration lease, boolean create) {
         if (closed.get()) {
             throw new SemaphoreClosedException("RedisSemaphores " + clientId + " is closed: semaphore '" + name
                     + "' refused");
         }
-        String handleId = clientId + "." + handles.incrementAndGet();
+        String handleId = clientId + "." + handles.incrementAndGet() + (sharded ? "s" : "");
         LettuceSemaphore s = new LettuceSemaphore(this, name, handleId, permits, ceiling, lease, create);
         byChannel.put(s.channel(), s);
         semaphores.add(s);
         try {
-            await(pubsub.async().subscribe(s.channel()).toCompletableFuture(), "subscribing to " + s.channel());
+            RedisFuture<Void> subscribed = sharded ? pubsub.async().ssubscribe(s.channel())
+                    : pubsub.async().subscribe(s.channel());
+            await(subscribed.toCompletableFuture(), "subscribing to " + s.channel());
             s.start();
         } catch (RuntimeException e) {
             byChannel.remove(s.channel());

@@ -42,9 +42,11 @@
  *       {@link java.lang.IllegalArgumentException}.
  *   <li>Only {@link dev.sema.Fairness#FIFO}; no barging mode, no durable ({@code WAIT}) mode, no shorter
  *       first lease for grants made while the waiter was queued.
- *   <li>{@code PUBLISH} only, one channel per handle; the API takes a standalone
- *       {@link io.lettuce.core.RedisClient}, so Redis Cluster ({@code SPUBLISH}) is not supported yet,
- *       although every key of a semaphore is in one slot.
+ *   <li>One wake-up channel per handle. Standalone Redis: {@code PUBLISH}. Redis Cluster: sharded pub/sub
+ *       ({@code SPUBLISH}, {@code SSUBSCRIBE} on the semaphore's master) when every master runs Redis 7 or
+ *       newer at connect time, else {@code PUBLISH}, which the cluster broadcasts to every node. The
+ *       choice is the subscriber's: a handle listening with {@code SSUBSCRIBE} has an id ending in
+ *       {@code s}, and every script sends to each handle the way that handle listens.
  *   <li>The waiter time-to-live is the lease, at most 10 s; waiters heartbeat every third of it, at most
  *       every second. A waiter whose entry is gone (reaped, or lost in a restart) queues again, at the
  *       back, unless the semaphore was closed.
@@ -59,6 +61,21 @@
  *   <li>Lease loss is reported through {@link dev.sema.redis.RedisPermit#leaseLost()} rather than a
  *       listener.
  * </ul>
+ *
+ * <h2>Redis versions and Redis Cluster</h2>
+ * Redis 6.2 and 7.x: the scripts use only commands of Redis 6.2 or older, besides {@code SPUBLISH}, which
+ * they send only to handles of a cluster whose masters all ran Redis 7 or newer when the handle's
+ * {@link dev.sema.redis.RedisSemaphores} connected; its failure is ignored (a node of an older version
+ * must never fail an operation: the handle's heartbeat reports the outcome instead). Each
+ * script touches only the six keys it is passed, which share the hash tag {@code {N}}, and publishes only
+ * to {@code sem:{N}:wake:*} channels, which share it too: in Redis Cluster one semaphore is one slot, so
+ * each operation runs on one master, without CROSSSLOT errors, and Lettuce routes it by its first key.
+ * A script is loaded on a master by the first operation that reaches it there (EVALSHA, then EVAL on
+ * NOSCRIPT, routed to the same master). When a resharding moves a semaphore's slot, Lettuce follows the
+ * redirection, and Redis 7 ends the shard subscriptions of that slot on the old master: the handle then
+ * subscribes again, on the new master. A subscription lost without notice (its master failed) is found
+ * by the next heartbeat that reports a grant whose message did not arrive (within a second), which
+ * subscribes again too.
  *
  * <h2>Fencing tokens</h2>
  * A token is {@code max(last + 1, server time in microseconds)}: strictly increasing while the meta key

@@ -83,10 +83,23 @@ local function notify(cid, id, msg)
 end
 
 -- Saves the meta hash, sends one message per client that was granted or failed, returns the reply.
+-- The channel sem:{name}:wake:<clientId> shares the keys' hash tag, so in Redis Cluster it is in this
+-- script's slot. A client id ending in 's' belongs to a handle that listens with SSUBSCRIBE (Redis
+-- Cluster 7+): it is sent SPUBLISH, which stays on this shard; the others PUBLISH. A failed SPUBLISH (a
+-- node without it, in a cluster being upgraded) must not fail the operation: that handle's heartbeat
+-- reports the outcome instead.
 local function done(result)
   save_meta()
   for _, cid in ipairs(notice_order) do
-    redis.call('PUBLISH', PREFIX .. 'wake:' .. cid, table.concat(notices[cid], ';'))
+    local channel, message = PREFIX .. 'wake:' .. cid, table.concat(notices[cid], ';')
+    if string.sub(cid, -1) == 's' then
+      local r = redis.pcall('SPUBLISH', channel, message)
+      if type(r) == 'table' and r.err then
+        redis.log(redis.LOG_WARNING, 'sema: SPUBLISH to ' .. channel .. ' failed: ' .. tostring(r.err))
+      end
+    else
+      redis.call('PUBLISH', channel, message)
+    end
   end
   return result
 end

@@ -101,7 +101,9 @@ class RedisProtocolTest extends RedisTestSupport {
 
     @Test
     void waiterIsKeptAliveByHeartbeatsLongerThanItsTimeToLive() throws Exception {
-        RedisSemaphore sa = a.semaphore(name).permits(1).lease(Duration.ofMillis(300)).build();
+        // Only the waiter's handle has the short lease (and so a 300 ms time-to-live); the holder's default
+        // lease cannot end while a busy machine delays one of its renewals.
+        RedisSemaphore sa = a.semaphore(name).permits(1).build();
         RedisSemaphore sb = b.semaphore(name).permits(1).lease(Duration.ofMillis(300)).build();
         Permit held = sa.acquire();
         CompletableFuture<Permit> waiter = sb.acquireAsync(1);

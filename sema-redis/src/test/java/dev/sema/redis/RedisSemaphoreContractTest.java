@@ -16,6 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -224,9 +225,14 @@ class RedisSemaphoreContractTest extends RedisTestSupport {
         for (int i = 0; i < 20; i++) {
             Permit held = sa.acquire();
             AtomicReference<Object> outcome = new AtomicReference<>();
+            AtomicBoolean interruptSent = new AtomicBoolean();
             Thread t = Thread.ofPlatform().name("waiter-" + i).start(() -> {
                 try {
                     Permit p = sb.acquire();
+                    // The grant may win before the interrupt is even sent: look at the flag once it was.
+                    while (!interruptSent.get()) {
+                        Thread.onSpinWait();
+                    }
                     outcome.set(Thread.currentThread().isInterrupted() ? p : new AssertionError("granted, flag lost"));
                     p.close();
                 } catch (InterruptedException e) {
@@ -239,6 +245,7 @@ class RedisSemaphoreContractTest extends RedisTestSupport {
             awaitState(t, Thread.State.WAITING);
             Thread releaser = Thread.ofVirtual().start(held::close);
             t.interrupt();
+            interruptSent.set(true);
             releaser.join(20_000);
             t.join(20_000);
             assertThat(outcome.get()).isInstanceOfAny(Permit.class, InterruptedException.class);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -20,12 +21,14 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * One redis-server per test class; two {@link RedisSemaphores} per test ({@link #a} and {@link #b}, two
+ * One redis-server per test class (the installed one, or the bundled Redis 6.2 for classes that implement
+ * {@link RedisServer.OnRedis62}; see {@link RedisServer}); two {@link RedisSemaphores} per test ({@link #a} and {@link #b}, two
  * connections standing for two processes); a plain connection ({@link #redis}) to inspect the keys.
  */
 @Tag("redis")
 abstract class RedisTestSupport {
     static RedisServer server;
+    private static String missing;
     private static RedisClient inspector;
     static RedisCommands<String, String> redis;
     private static final AtomicInteger NAMES = new AtomicInteger();
@@ -35,9 +38,11 @@ abstract class RedisTestSupport {
     String name;
 
     @BeforeAll
-    static void startServer() throws Exception {
-        server = RedisServer.startIfInstalled();
+    static void startServer(TestInfo info) throws Exception {
+        Class<?> testClass = info.getTestClass().orElseThrow();
+        server = RedisServer.startFor(testClass);
         if (server == null) {
+            missing = RedisServer.missing(testClass);
             return;
         }
         inspector = RedisClient.create(server.uri());
@@ -59,7 +64,7 @@ abstract class RedisTestSupport {
 
     @BeforeEach
     void connect(TestInfo info) {
-        assumeTrue(server != null, RedisServer.MISSING);
+        assumeTrue(server != null, missing);
         a = RedisSemaphores.connect(server.uri());
         b = RedisSemaphores.connect(server.uri());
         name = info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + NAMES.incrementAndGet();
@@ -104,6 +109,11 @@ abstract class RedisTestSupport {
      * three structures agree, and the head waiter does not fit.
      */
     void checkInvariants(String semaphore) {
+        checkInvariants(redis, semaphore);
+    }
+
+    /** {@link #checkInvariants(String)} through {@code redis}: a standalone or a cluster connection. */
+    static void checkInvariants(RedisClusterCommands<String, String> redis, String semaphore) {
         String p = "sem:{" + semaphore + "}:";
         Map<String, String> meta = redis.hgetall(p + "meta");
         long limit = Long.parseLong(meta.get("limit"));

@@ -248,18 +248,28 @@ final class LettuceSemaphore implements RedisSemaphore {
             return p;
         }
         waiting.put(p.id, p);
-        sendAcquire(p);
+        sendAcquire(p, false);
         return p;
     }
 
-    private void sendAcquire(Pending<?> p) {
+    /**
+     * Sends ACQUIRE for {@code p}. A first request that fails reaches the caller at once (Redis is down at
+     * acquire time); a request sent again for a waiter that Redis lost ({@code again}) is retried at the next
+     * heartbeat instead, so a waiter rides out a restart or a dropped connection, bounded by its own timeout.
+     */
+    private void sendAcquire(Pending<?> p, boolean again) {
         long sent = System.nanoTime();
         call(Script.ACQUIRE, p.id, handleId, Long.toString(p.permits), leaseMs, waiterTtlMs, p.idle ? "idle" : "wait")
-                .whenComplete((r, e) -> onAcquireReply(p, r, e, sent));
+                .whenComplete((r, e) -> onAcquireReply(p, r, e, sent, again));
     }
 
-    private void onAcquireReply(Pending<?> p, List<Object> r, Throwable e, long sent) {
+    private void onAcquireReply(Pending<?> p, List<Object> r, Throwable e, long sent, boolean again) {
         if (e != null) {
+            if (again && p.isWaiting()) {
+                LOG.log(System.Logger.Level.DEBUG, () -> describe() + ": queueing " + p.id + " again failed;"
+                        + " retried at the next heartbeat", e);
+                return;
+            }
             if (fail(p, owner.asRuntime(describe() + ": " + p.what(), e))) {
                 cancelOnServer(p.id);
             }
@@ -562,7 +572,7 @@ final class LettuceSemaphore implements RedisSemaphore {
             if (closed && !p.idle) {
                 fail(p, closed(p.what()));
             } else {
-                sendAcquire(p); // reaped or lost with the data: queue again (at the back), same id
+                sendAcquire(p, true); // reaped or lost with the data: queue again (at the back), same id
             }
         }
         for (Pending<?> p : waiters) {

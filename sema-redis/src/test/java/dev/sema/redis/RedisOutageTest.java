@@ -24,7 +24,9 @@ class RedisOutageTest extends RedisTestSupport {
         RedisSemaphore sb = leased(b, 2);
         RedisPermit held = (RedisPermit) sa.acquire(2);
         CompletableFuture<Permit> waiter = sb.acquireAsync(2);
-        awaitQueueLength(sa, 1);
+        // Asked on b's own connection, whose replies come in order: b has read its ACQUIRE's reply. (Killing
+        // Redis may reset the connection and drop a reply not yet read; that acquire would then fail.)
+        awaitQueueLength(sb, 1);
         server.restart(); // every key is gone
         // The holder learns at its next renewal that Redis lost its grant.
         held.leaseLost().get(20, TimeUnit.SECONDS);

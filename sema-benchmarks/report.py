@@ -592,6 +592,7 @@ def main():
     p.add_argument("--redis", help="RedisComparison output (JSON)")
     p.add_argument("--redis-skipped", default="", help="why the Redis comparison did not run")
     p.add_argument("--redis-only", action="store_true", help="write only the Redis section")
+    p.add_argument("--analysis", help="hand-written Markdown on the missed targets, placed after the Targets table")
     p.add_argument("--mode", default="?")
     p.add_argument("--jmh-args", default="")
     p.add_argument("--date", default="")
@@ -638,6 +639,10 @@ def main():
     for num, where, text, met in redis_targets(redis_doc):
         w.append(f"| {num} | {where} | {text} | {met} |")
     w.append("")
+    if args.analysis:
+        with open(args.analysis, encoding="utf-8") as f:
+            w.append(f.read().rstrip())
+        w.append("")
 
     for cls, title, text in SECTIONS:
         mine = [r for r in rows if r["cls"] == cls]

@@ -36,9 +36,8 @@ final class LocalSemaphore implements Semaphore {
      *      only under the lock, in the same CAS that reads `available`, so a release that saw QUEUED clear
      *      (and added its permits without the lock) happened before any waiter decided to queue.
      *  I3: when the lock is free, the head waiter does not fit: a WAITING head requests more than
-     *      available (an idle head: held > 0), or, under BARGING, it is a blocked thread that was woken
-     *      to take its permits itself and has not yet run (Waiter.woken). Every operation that adds
-     *      permits or removes a head while the queue is not empty runs serveLocked() before unlocking.
+     *      available (an idle head: held > 0). Every operation that adds permits or removes a head while
+     *      the queue is not empty runs serveLocked() before unlocking.
      *  I4: every granted permit is held by exactly one Permit or returned; a waiter's outcome is decided
      *      by one CAS on Waiter.status (WAITING -> GRANTED | CANCELLED | CLOSED), and a grant whose future
      *      was completed by someone else first is given back.
@@ -284,9 +283,6 @@ final class LocalSemaphore implements Semaphore {
             if (st == Waiter.GRANTED) {
                 return true;
             }
-            if (st == Waiter.WAITING && w.woken && takeWoken(w)) {
-                return true;
-            }
             if (st == Waiter.CLOSED) {
                 throw closed(w.idle ? "awaitIdle()" : "acquire(" + w.permits + ")");
             }
@@ -318,41 +314,6 @@ final class LocalSemaphore implements Semaphore {
                 LockSupport.park(this);
             }
         }
-    }
-
-    /**
-     * BARGING: the woken head thread takes its permits if they are still free (a newcomer may have taken
-     * them first: then it parks again, un-woken, and the next release wakes it again). Releasing threads
-     * thus never hand permits to a parked thread and wait for it to run, which is what lets a thread that
-     * releases and acquires again keep going, as with a non-fair {@code java.util.concurrent.Semaphore}.
-     */
-    private boolean takeWoken(Waiter w) {
-        Waiter done;
-        lock.lock();
-        try {
-            if (w.status != Waiter.WAITING) {
-                return false; // decided meanwhile (closed): the caller reads the outcome
-            }
-            long need = w.permits << SHIFT;
-            for (;;) {
-                long s = state;
-                if (available(s) < w.permits) {
-                    w.woken = false;
-                    return false;
-                }
-                if (casState(s, s - need)) {
-                    break;
-                }
-            }
-            // Only this thread (interrupt, timeout) and holders of the lock decide a blocked waiter: this wins.
-            w.casStatus(Waiter.WAITING, Waiter.GRANTED);
-            unlink(w);
-            done = serveLocked();
-        } finally {
-            lock.unlock();
-        }
-        finish(done);
-        return true;
     }
 
     private CompletableFuture<Permit> acquireAsyncSlow(long permits, long timeoutNanos, Duration timeout) {
@@ -486,9 +447,7 @@ final class LocalSemaphore implements Semaphore {
 
     /**
      * Grants head waiters while they fit (I3, I5) and returns the chain of decided waiters (linked by
-     * {@code next}) to be finished outside the lock. Under BARGING a blocked thread at the head is woken
-     * to take its permits itself instead (see takeWoken): the chain then ends with a stand-in waiter whose
-     * only job is to unpark it, since the head itself stays queued and its links stay in use.
+     * {@code next}) to be finished outside the lock.
      */
     private Waiter serveLocked() {
         Waiter first = null;
@@ -497,18 +456,6 @@ final class LocalSemaphore implements Semaphore {
             if (w.status != Waiter.WAITING) {
                 unlink(w); // withdrawn; its owner will find it unlinked
                 continue;
-            }
-            if (w.thread != null && !w.idle && fairness == Fairness.BARGING) {
-                if (available(state) >= w.permits && !w.woken) {
-                    w.woken = true;
-                    Waiter wake = new Waiter(this, 0, false, w.thread);
-                    if (last == null) {
-                        first = wake;
-                    } else {
-                        last.next = wake;
-                    }
-                }
-                break; // keeps I5: nobody behind the head is served before it has taken its permits or left
             }
             if (w.idle) {
                 if (limit - available(state) != 0) {
@@ -851,7 +798,7 @@ final class LocalSemaphore implements Semaphore {
             check(((s & QUEUED) != 0) == (head != null), "I2: QUEUED flag disagrees with the queue");
             check(((s & IDLE) != 0) == (idle > 0), "I2: IDLE flag disagrees with the queue");
             if (head != null && head.status == Waiter.WAITING) {
-                check(head.idle ? held > 0 : avail < head.permits || head.woken,
+                check(head.idle ? held > 0 : avail < head.permits,
                         "I3: head waiter fits but is still queued: " + this);
             }
         } finally {

@@ -32,11 +32,6 @@ final class Waiter {
     WaiterFuture<?> future;
 
     volatile int status;
-    /**
-     * BARGING only: this blocked thread was unparked to take its permits itself. Written under the
-     * semaphore's lock; read by the thread outside it.
-     */
-    volatile boolean woken;
 
     // Guarded by the semaphore's lock while queued; `next` also chains decided waiters afterwards.
     Waiter prev;

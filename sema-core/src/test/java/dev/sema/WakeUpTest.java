@@ -211,40 +211,4 @@ class WakeUpTest {
         assertThat(problems).isEmpty();
         checkInvariants(s);
     }
-
-    @Test
-    void bargingHeadThatLosesItsPermitsToANewcomerIsWokenAgainByTheNextRelease() throws Exception {
-        int barged = 0;
-        for (int round = 0; round < 50; round++) {
-            Semaphore s = Semaphore.builder().permits(1).fairness(Fairness.BARGING).build();
-            Permit p = s.acquire();
-            AtomicInteger got = new AtomicInteger();
-            Thread head = Thread.ofPlatform().start(() -> {
-                try (Permit q = s.acquire()) {
-                    got.incrementAndGet();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-            Waiting.untilQueued(s, 1);
-            Waiting.untilParked(head);
-            p.close(); // wakes the head to take the permit itself...
-            var newcomer = s.tryAcquire(); // ...which a newcomer may take first
-            if (newcomer.isPresent()) {
-                barged++;
-                // Give the woken head time to find nothing and park again (the outcome must be the same if it
-                // has not): it must then be woken by this release.
-                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
-                newcomer.get().close();
-            }
-            head.join(Waiting.PATIENCE.toMillis());
-            assertThat(head.isAlive()).as("head waiter left parked after the newcomer released (round %d)", round)
-                    .isFalse();
-            assertThat(got.get()).isEqualTo(1);
-            assertThat(s.availablePermits()).isEqualTo(1);
-            checkInvariants(s);
-        }
-        // The releasing thread nearly always wins the race to the permit: the case above really ran.
-        assertThat(barged).as("rounds in which the newcomer barged").isPositive();
-    }
 }

@@ -17,26 +17,9 @@ final class WithPermits {
         // queued; a grant that races with it is given back by the acquire future itself. The caller's
         // own completion of the result then stands, not the cancellation of the request.
         AtomicBoolean givingUp = new AtomicBoolean();
-        CompletableFuture<T> result = new CompletableFuture<>() {
+        CompletableFuture<T> result = new GivingUpFuture<>() {
             @Override
-            public boolean complete(T value) {
-                withdraw();
-                return super.complete(value);
-            }
-
-            @Override
-            public boolean completeExceptionally(Throwable ex) {
-                withdraw();
-                return super.completeExceptionally(ex);
-            }
-
-            @Override
-            public boolean cancel(boolean mayInterruptIfRunning) {
-                withdraw();
-                return super.cancel(mayInterruptIfRunning);
-            }
-
-            private void withdraw() {
+            void giveUp() {
                 if (!acquired.isDone()) {
                     givingUp.set(true);
                     acquired.cancel(false);

@@ -3,6 +3,10 @@
  *
  * <p>Start with {@link dev.sema.Semaphore#create(long)} or {@link dev.sema.Semaphore#builder()}.
  */
+@SuppressWarnings("module") // dev.sema.redis, named in a qualified export, is built after this module
 module dev.sema {
     exports dev.sema;
+    // The rules both engines keep alike (checks, messages, timeouts, the withdraw-first future): for the
+    // Redis engine only, not an API.
+    exports dev.sema.internal to dev.sema.redis;
 }

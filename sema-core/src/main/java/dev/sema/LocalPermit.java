@@ -1,6 +1,6 @@
 package dev.sema;
 
-import java.util.Objects;
+import dev.sema.internal.Checks;
 
 /**
  * Permits held from a {@link LocalSemaphore}. The count only ever moves atomically (exchange or
@@ -48,15 +48,8 @@ abstract sealed class LocalPermit implements Permit permits PlainPermit, Tracked
 
     @Override
     public void merge(Permit other) {
-        Objects.requireNonNull(other, "other");
-        if (other == this) {
-            throw new IllegalArgumentException("cannot merge a permit into itself: " + this);
-        }
-        if (!(other instanceof LocalPermit that) || that.semaphore != semaphore) {
-            throw new IllegalArgumentException("cannot merge " + other + " into " + this
-                    + ": it belongs to another semaphore");
-        }
-        long n = that.getAndClear();
+        Checks.merge(this, other, other instanceof LocalPermit p && p.semaphore == semaphore, "");
+        long n = ((LocalPermit) other).getAndClear();
         if (n != 0) {
             addHeld(n);
         }
@@ -74,10 +67,7 @@ abstract sealed class LocalPermit implements Permit permits PlainPermit, Tracked
     private void take(String what, long permits) {
         for (;;) {
             long current = permits();
-            if (permits < 0 || permits > current) {
-                throw new IllegalArgumentException(what + "(" + permits + "): must be between 0 and the "
-                        + current + " permits held by " + this);
-            }
+            Checks.part(what, permits, current, this);
             if (permits == 0 || casHeld(current, current - permits)) {
                 return;
             }

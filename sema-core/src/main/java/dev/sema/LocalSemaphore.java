@@ -1,11 +1,16 @@
 package dev.sema;
 
+import dev.sema.internal.Checks;
+import dev.sema.internal.Failures;
+import dev.sema.internal.Outcome;
+import dev.sema.internal.Timeouts;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,23 +41,31 @@ final class LocalSemaphore implements Semaphore {
      *      only under the lock, in the same CAS that reads `available`, so a release that saw QUEUED clear
      *      (and added its permits without the lock) happened before any waiter decided to queue.
      *  I3: when the lock is free, the head waiter does not fit: a WAITING head requests more than
-     *      available (an idle head: held > 0). Every operation that adds permits or removes a head while
-     *      the queue is not empty runs serveLocked() before unlocking.
+     *      available (an idle head: held > 0). Kept by unlockServing(), the one way out of a critical
+     *      section that adds permits or removes waiters: it serves the queue, then unlocks.
      *  I4: every granted permit is held by exactly one Permit or returned; a waiter's outcome is decided
      *      by one CAS on Waiter.status (WAITING -> GRANTED | CANCELLED | CLOSED), and a grant whose future
      *      was completed by someone else first is given back.
      *  I5: waiters are granted in arrival order, serveLocked() stops at the first that does not fit.
+     *  I6: the queue links (Waiter.prev/next) and the done chain (Waiter.nextDone, doneFirst..doneLast)
+     *      never share a waiter: a waiter joins the done chain only once decided and unlinked, and the
+     *      chain is detached before the lock is released, so it is empty whenever the lock is free. Its
+     *      waiters are finished (unparked, futures completed) outside the lock.
+     *  I7: every acquire request that ends passes ended() exactly once, with its Outcome: the one place
+     *      where outcomes are recorded.
      *
-     * The lock guards the queue links (head, tail, Waiter.prev/next), idleWaiters, and every write of
-     * `limit`, `queued` and the QUEUED/IDLE/CLOSED flags. `available` moves by CAS without the lock on
-     * the fast paths (acquire when the mask allows, release while QUEUED is clear).
+     * The lock guards the queue links (head, tail, Waiter.prev/next), the done chain, idleWaiters, and
+     * every write of `limit`, `queued` and the QUEUED/IDLE/CLOSED flags. `available` moves by CAS without
+     * the lock on the fast paths (acquire when the mask allows, release while QUEUED is clear).
      * Nothing is completed, unparked or called back while the lock is held.
      *
-     * field        read          write
-     * state        volatile      CAS (flags only under lock)
-     * limit        volatile      volatile, under lock
-     * queued       volatile      volatile, under lock
-     * head/tail    under lock    under lock
+     * field               read          write
+     * state               volatile      CAS (flags only under lock)
+     * limit               volatile      volatile, under lock
+     * queued              volatile      volatile, under lock
+     * head/tail           under lock    under lock
+     * doneFirst/doneLast  under lock    under lock
+     * observer            volatile      volatile (tests)
      */
 
     static final int SHIFT = 3;
@@ -89,6 +102,15 @@ final class LocalSemaphore implements Semaphore {
     private Waiter head;
     private Waiter tail;
     private int idleWaiters;
+    private Waiter doneFirst;
+    private Waiter doneLast;
+    /** Sees every ended request (I7); null unless a test installed one. */
+    volatile Observer observer;
+
+    /** Sees how each acquire request ended; see {@link #ended}. */
+    interface Observer {
+        void ended(Outcome outcome, long permits);
+    }
 
     LocalSemaphore(String name, long permits, long ceiling, Fairness fairness, LeakDetection leakDetection) {
         this.name = name;
@@ -133,12 +155,13 @@ final class LocalSemaphore implements Semaphore {
     public Permit acquire(long permits) throws InterruptedException {
         checkRequest(permits);
         if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquire(" + permits + ") on " + describe());
+            ended(Outcome.INTERRUPTED, permits);
+            throw Failures.interruptedBefore(name, "acquire(" + permits + ")");
         }
         if (tryFast(permits)) {
-            return newPermit(permits);
+            return granted(permits);
         }
-        return acquireSlow(permits, false, 0L);
+        return acquireSlow(permits, false, 0L); // untimed: never null
     }
 
     @Override
@@ -146,18 +169,16 @@ final class LocalSemaphore implements Semaphore {
         checkRequest(permits);
         Objects.requireNonNull(timeout, "timeout");
         if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquire(" + permits + ", " + timeout + ") on "
-                    + describe());
+            ended(Outcome.INTERRUPTED, permits);
+            throw Failures.interruptedBefore(name, "acquire(" + permits + ", " + timeout + ")");
         }
         if (tryFast(permits)) {
-            return newPermit(permits);
+            return granted(permits);
         }
         long nanos = Timeouts.toNanos(timeout);
-        Permit p = acquireSlow(permits, nanos != Long.MAX_VALUE, System.nanoTime() + Math.min(nanos,
-                Long.MAX_VALUE / 4));
+        Permit p = acquireSlow(permits, nanos != Timeouts.FOREVER, Timeouts.deadline(nanos));
         if (p == null) {
-            throw new TimeoutException("timed out after " + timeout + " waiting for " + permits + " permits of "
-                    + describe());
+            throw Failures.timedOut(name, permits, timeout);
         }
         return p;
     }
@@ -168,16 +189,18 @@ final class LocalSemaphore implements Semaphore {
         for (;;) {
             long s = state;
             if ((s & CLOSED) != 0) {
-                throw closed("tryAcquire(" + permits + ")");
+                ended(Outcome.CLOSED, permits);
+                throw Failures.closed(name, "tryAcquire(" + permits + ")");
             }
             if (permits == 0) {
-                return Optional.of(newPermit(0));
+                return Optional.of(granted(0));
             }
             if ((s & fastMask) != 0 || available(s) < permits) {
+                ended(Outcome.UNAVAILABLE, permits);
                 return Optional.empty();
             }
             if (casState(s, s - (permits << SHIFT))) {
-                return Optional.of(newPermit(permits));
+                return Optional.of(granted(permits));
             }
         }
     }
@@ -186,9 +209,9 @@ final class LocalSemaphore implements Semaphore {
     public CompletableFuture<Permit> acquireAsync(long permits) {
         checkRequest(permits);
         if (tryFast(permits)) {
-            return CompletableFuture.completedFuture(newPermit(permits));
+            return CompletableFuture.completedFuture(granted(permits));
         }
-        return acquireAsyncSlow(permits, -1L, null);
+        return acquireAsyncSlow(permits, Timeouts.FOREVER, null);
     }
 
     @Override
@@ -196,7 +219,7 @@ final class LocalSemaphore implements Semaphore {
         checkRequest(permits);
         Objects.requireNonNull(timeout, "timeout");
         if (tryFast(permits)) {
-            return CompletableFuture.completedFuture(newPermit(permits));
+            return CompletableFuture.completedFuture(granted(permits));
         }
         return acquireAsyncSlow(permits, Timeouts.toNanos(timeout), timeout);
     }
@@ -217,36 +240,47 @@ final class LocalSemaphore implements Semaphore {
         }
     }
 
-    /**
-     * Takes the permits under the lock if allowed now, or queues a waiter. Returns null when the
-     * request must fail with a timeout right away (timed and not allowed now); throws when closed.
-     */
-    private Object takeOrEnqueue(long permits, boolean mayQueue, Waiter waiter) {
+    /** What {@link #takeOrEnqueue} did with a request that the fast path could not take. */
+    private enum Admission {
+        /** The permits were taken under the lock. */
+        TAKEN,
+        /** The waiter was queued. */
+        QUEUED,
+        /** Not allowed now, and the request may not queue (a timeout of zero or less). */
+        REFUSED,
+        /** The semaphore is closed. */
+        CLOSED
+    }
+
+    /** Takes the permits under the lock if allowed now, or queues {@code waiter} if {@code mayQueue}. */
+    private Admission takeOrEnqueue(long permits, boolean mayQueue, Waiter waiter) {
+        // Neither adds permits nor removes a waiter, so I3 needs no serving here: a waiter queued at the
+        // head was just found not to fit.
         lock.lock();
         try {
             for (;;) {
                 long s = state;
                 if ((s & CLOSED) != 0) {
-                    return CLOSED_MARK;
+                    return Admission.CLOSED;
                 }
                 if (permits == 0) {
-                    return TAKEN_MARK;
+                    return Admission.TAKEN;
                 }
                 boolean inTheWay = fairness == Fairness.FIFO ? (s & (QUEUED | IDLE)) != 0 : (s & IDLE) != 0;
                 if (!inTheWay && available(s) >= permits) {
                     if (casState(s, s - (permits << SHIFT))) {
-                        return TAKEN_MARK;
+                        return Admission.TAKEN;
                     }
                     continue;
                 }
                 if (!mayQueue) {
-                    return null;
+                    return Admission.REFUSED;
                 }
                 // keeps I2: QUEUED is set in the same CAS that read `available` as too small, so every
                 // release from now on sees it and serves the queue under the lock.
                 if ((s & QUEUED) != 0 || casState(s, s | QUEUED)) {
                     link(waiter);
-                    return waiter;
+                    return Admission.QUEUED;
                 }
             }
         } finally {
@@ -254,28 +288,28 @@ final class LocalSemaphore implements Semaphore {
         }
     }
 
-    private static final Object CLOSED_MARK = new Object();
-    private static final Object TAKEN_MARK = new Object();
-
+    /** A blocking acquire past the fast path; returns null when it timed out (already recorded). */
     private Permit acquireSlow(long permits, boolean timed, long deadline) throws InterruptedException {
         boolean mayQueue = !timed || deadline - System.nanoTime() > 0;
         Waiter w = mayQueue ? new Waiter(this, permits, false, Thread.currentThread()) : null;
-        Object outcome = takeOrEnqueue(permits, mayQueue, w);
-        if (outcome == TAKEN_MARK) {
-            return newPermit(permits);
+        switch (takeOrEnqueue(permits, mayQueue, w)) {
+            case TAKEN:
+                return granted(permits);
+            case CLOSED:
+                ended(Outcome.CLOSED, permits);
+                throw Failures.closed(name, "acquire(" + permits + ")");
+            case REFUSED:
+                ended(Outcome.TIMEOUT, permits);
+                return null;
+            default:
+                break;
         }
-        if (outcome == CLOSED_MARK) {
-            throw closed("acquire(" + permits + ")");
-        }
-        if (outcome == null) {
-            return null;
-        }
-        return awaitGrant(w, timed, deadline) ? newPermit(permits) : null;
+        return awaitGrant(w, timed, deadline) ? granted(permits) : null;
     }
 
     /**
-     * Parks until {@code w} is decided. Returns true when granted, false on timeout; throws on interrupt
-     * (after withdrawing) or close.
+     * Parks until {@code w} is decided. Returns true when granted (an acquire's outcome is then the
+     * caller's to record), false on timeout; throws on interrupt (after withdrawing) or close.
      */
     private boolean awaitGrant(Waiter w, boolean timed, long deadline) throws InterruptedException {
         for (;;) {
@@ -284,13 +318,15 @@ final class LocalSemaphore implements Semaphore {
                 return true;
             }
             if (st == Waiter.CLOSED) {
-                throw closed(w.idle ? "awaitIdle()" : "acquire(" + w.permits + ")");
+                throw closedWhileWaiting(w);
             }
             if (Thread.interrupted()) {
                 if (w.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
                     withdraw(w);
-                    throw new InterruptedException("interrupted while waiting for "
-                            + (w.idle ? "idle" : w.permits + " permits") + " on " + describe());
+                    if (!w.idle) {
+                        ended(Outcome.INTERRUPTED, w.permits);
+                    }
+                    throw Failures.interruptedWhile(name, w.idle ? "idle" : w.permits + " permits");
                 }
                 // Lost the race to a grant (or close): keep the outcome and the interrupt, never both
                 // thrown and granted.
@@ -298,13 +334,14 @@ final class LocalSemaphore implements Semaphore {
                 if (w.status == Waiter.GRANTED) {
                     return true;
                 }
-                throw closed("acquire(" + w.permits + ")");
+                throw closedWhileWaiting(w);
             }
             if (timed) {
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
                     if (w.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
                         withdraw(w);
+                        ended(Outcome.TIMEOUT, w.permits); // only acquires are timed
                         return false;
                     }
                     continue; // decided meanwhile: read the outcome
@@ -316,9 +353,15 @@ final class LocalSemaphore implements Semaphore {
         }
     }
 
+    /** A blocked waiter failed by close(); only acquires are failed, never awaitIdle. */
+    private SemaphoreClosedException closedWhileWaiting(Waiter w) {
+        ended(Outcome.CLOSED, w.permits);
+        return Failures.closed(name, "acquire(" + w.permits + ")");
+    }
+
+    /** An async acquire past the fast path; {@code timeout} is null when untimed. */
     private CompletableFuture<Permit> acquireAsyncSlow(long permits, long timeoutNanos, Duration timeout) {
-        boolean timed = timeout != null;
-        boolean mayQueue = !timed || timeoutNanos > 0;
+        boolean mayQueue = timeoutNanos > 0;
         Waiter w = null;
         WaiterFuture<Permit> future = null;
         if (mayQueue) {
@@ -326,25 +369,37 @@ final class LocalSemaphore implements Semaphore {
             future = new WaiterFuture<>(w);
             w.future = future;
         }
-        Object outcome = takeOrEnqueue(permits, mayQueue, w);
-        if (outcome == TAKEN_MARK) {
-            return CompletableFuture.completedFuture(newPermit(permits));
+        switch (takeOrEnqueue(permits, mayQueue, w)) {
+            case TAKEN:
+                return CompletableFuture.completedFuture(granted(permits));
+            case CLOSED:
+                ended(Outcome.CLOSED, permits);
+                return CompletableFuture.failedFuture(Failures.closed(name, "acquireAsync(" + permits + ")"));
+            case REFUSED:
+                ended(Outcome.TIMEOUT, permits);
+                return CompletableFuture.failedFuture(Failures.timedOut(name, permits, timeout));
+            default:
+                break;
         }
-        if (outcome == CLOSED_MARK) {
-            return CompletableFuture.failedFuture(closed("acquireAsync(" + permits + ")"));
-        }
-        if (outcome == null) {
-            return CompletableFuture.failedFuture(timeoutException(permits, timeout));
-        }
-        if (timed && timeoutNanos != Long.MAX_VALUE) {
-            Timeouts.failAfter(future, timeoutNanos, () -> timeoutException(permits, timeout));
+        if (timeoutNanos != Timeouts.FOREVER) {
+            Timeouts.failAfter(future, timeoutNanos, () -> Failures.timedOut(name, permits, timeout),
+                    Scheduler.INSTANCE, Runnable::run);
         }
         return future;
     }
 
-    private TimeoutException timeoutException(long permits, Duration timeout) {
-        return new TimeoutException("timed out after " + timeout + " waiting for " + permits + " permits of "
-                + describe());
+    /** A request granted {@code permits}: records it (I7) and hands out the Permit. */
+    private LocalPermit granted(long permits) {
+        ended(Outcome.GRANTED, permits);
+        return newPermit(permits);
+    }
+
+    /** The one place where an acquire request's end is recorded (I7). */
+    private void ended(Outcome outcome, long permits) {
+        Observer o = observer;
+        if (o != null) {
+            o.ended(outcome, permits);
+        }
     }
 
     // ---------------------------------------------------------------- awaitIdle
@@ -352,7 +407,7 @@ final class LocalSemaphore implements Semaphore {
     @Override
     public void awaitIdle() throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before awaitIdle() on " + describe());
+            throw Failures.interruptedBefore(name, "awaitIdle()");
         }
         Waiter w = new Waiter(this, 0, true, Thread.currentThread());
         if (enqueueIdle(w)) {
@@ -373,6 +428,7 @@ final class LocalSemaphore implements Semaphore {
 
     /** Returns false if already idle (nothing held, nobody queued), else queues {@code w}. */
     private boolean enqueueIdle(Waiter w) {
+        // Like takeOrEnqueue: an idle waiter queued at the head has just been found not to fit (I3).
         lock.lock();
         try {
             for (;;) {
@@ -408,31 +464,25 @@ final class LocalSemaphore implements Semaphore {
     }
 
     private void releaseSlow(long permits) {
-        Waiter done;
         lock.lock();
         try {
             addAvailable(permits);
-            done = serveLocked();
         } finally {
-            lock.unlock();
+            unlockServing();
         }
-        finish(done);
     }
 
     /** Keeps a forgotten Permit's permits consumed: limit and held both drop (I1), limit not below 0. */
     void forget(long permits) {
-        Waiter done;
         lock.lock();
         try {
             long oldLimit = limit;
             long newLimit = Math.max(0, oldLimit - permits);
             limit = newLimit;
             addAvailable(newLimit - oldLimit + permits);
-            done = serveLocked();
         } finally {
-            lock.unlock();
+            unlockServing();
         }
-        finish(done);
     }
 
     private void addAvailable(long delta) {
@@ -446,12 +496,25 @@ final class LocalSemaphore implements Semaphore {
     }
 
     /**
-     * Grants head waiters while they fit (I3, I5) and returns the chain of decided waiters (linked by
-     * {@code next}) to be finished outside the lock.
+     * Leaves a critical section that may have added permits or removed waiters: serves the queue (I3),
+     * detaches the done chain (I6), unlocks, and only then finishes the decided waiters. Every such
+     * critical section ends here, in a {@code finally}.
      */
-    private Waiter serveLocked() {
-        Waiter first = null;
-        Waiter last = null;
+    private void unlockServing() {
+        Waiter done;
+        try {
+            serveLocked();
+        } finally {
+            done = doneFirst;
+            doneFirst = null;
+            doneLast = null;
+            lock.unlock();
+        }
+        finish(done);
+    }
+
+    /** Grants head waiters while they fit (I3, I5), moving each to the done chain (I6). */
+    private void serveLocked() {
         for (Waiter w = head; w != null; w = head) {
             if (w.status != Waiter.WAITING) {
                 unlink(w); // withdrawn; its owner will find it unlinked
@@ -472,7 +535,7 @@ final class LocalSemaphore implements Semaphore {
                     s = state;
                     if (available(s) < w.permits) {
                         updateFlagsLocked();
-                        return first;
+                        return;
                     }
                 } while (!casState(s, s - need));
                 if (!w.casStatus(Waiter.WAITING, Waiter.GRANTED)) {
@@ -482,15 +545,19 @@ final class LocalSemaphore implements Semaphore {
                 }
             }
             unlink(w);
-            if (last == null) {
-                first = w;
-            } else {
-                last.next = w;
-            }
-            last = w;
+            decidedLocked(w);
         }
         updateFlagsLocked();
-        return first;
+    }
+
+    /** Appends a decided, unlinked waiter to the done chain (I6). */
+    private void decidedLocked(Waiter w) {
+        if (doneLast == null) {
+            doneFirst = w;
+        } else {
+            doneLast.nextDone = w;
+        }
+        doneLast = w;
     }
 
     /** Completes decided waiters (grant, close) outside the lock; async ones through the trampoline. */
@@ -498,14 +565,14 @@ final class LocalSemaphore implements Semaphore {
         Waiter async = null;
         Waiter asyncLast = null;
         for (Waiter w = chain; w != null; ) {
-            Waiter next = w.next;
-            w.next = null;
+            Waiter next = w.nextDone;
+            w.nextDone = null;
             if (w.future == null) {
                 LockSupport.unpark(w.thread);
             } else if (asyncLast == null) {
                 async = asyncLast = w;
             } else {
-                asyncLast.next = w;
+                asyncLast.nextDone = w;
                 asyncLast = w;
             }
             w = next;
@@ -519,37 +586,45 @@ final class LocalSemaphore implements Semaphore {
     void complete(Waiter w) {
         WaiterFuture<?> f = w.future;
         if (w.status == Waiter.CLOSED) {
-            f.completeInternally(null, closed("acquireAsync(" + w.permits + ")"));
+            ended(Outcome.CLOSED, w.permits);
+            f.completeInternally(null, Failures.closed(name, "acquireAsync(" + w.permits + ")"));
         } else if (w.idle) {
             f.completeInternally(null, null);
         } else {
             LocalPermit p = newPermit(w.permits);
             @SuppressWarnings("unchecked")
             WaiterFuture<Permit> pf = (WaiterFuture<Permit>) f;
-            if (!pf.completeInternally(p, null)) {
-                p.close(); // keeps I4: the future was completed by someone else first
+            if (pf.completeInternally(p, null)) {
+                ended(Outcome.GRANTED, w.permits);
+            } else {
+                // keeps I4: the future was completed by someone else first, which is how this request ended
+                ended(Outcome.ofGivingUp(pf.state() == Future.State.FAILED ? pf.exceptionNow() : null), w.permits);
+                p.close();
             }
         }
     }
 
-    /** Removes a waiter whose status its owner just set to CANCELLED; serves the queue if it was the head. */
+    /**
+     * Removes a waiter whose status its owner just set to CANCELLED; the queue is served again, since
+     * it may have been the head.
+     */
     void withdraw(Waiter w) {
-        Waiter done = null;
         lock.lock();
         try {
             if (w.linked) {
-                boolean wasHead = w == head;
                 unlink(w);
-                if (wasHead) {
-                    done = serveLocked();
-                } else {
-                    updateFlagsLocked();
-                }
             }
         } finally {
-            lock.unlock();
+            unlockServing();
         }
-        finish(done);
+    }
+
+    /** An async waiter's caller gave up first (cancel, complete, a timeout): records it (I7), then withdraws. */
+    void gaveUp(Waiter w, Outcome why) {
+        withdraw(w);
+        if (!w.idle) {
+            ended(why, w.permits);
+        }
     }
 
     // ---------------------------------------------------------------- queue links (under lock)
@@ -607,43 +682,30 @@ final class LocalSemaphore implements Semaphore {
 
     @Override
     public void setPermits(long newLimit) {
-        if (newLimit < 0 || newLimit > ceiling) {
-            throw new IllegalArgumentException("setPermits(" + newLimit + "): the limit must be between 0 and maxPermits ("
-                    + ceiling + ") of " + describe());
-        }
-        Waiter done;
+        Checks.limit(newLimit, ceiling, name);
         lock.lock();
         try {
             long old = limit;
             limit = newLimit;
             addAvailable(newLimit - old);
-            done = serveLocked();
         } finally {
-            lock.unlock();
+            unlockServing();
         }
-        finish(done);
     }
 
     @Override
     public long addPermits(long n) {
         Checks.nonNegative("addPermits: n", n);
-        Waiter done;
-        long added;
         lock.lock();
         try {
             long old = limit;
-            added = Math.min(n, ceiling - old);
-            if (added == 0) {
-                return 0;
-            }
+            long added = Math.min(n, ceiling - old);
             limit = old + added;
             addAvailable(added);
-            done = serveLocked();
+            return added;
         } finally {
-            lock.unlock();
+            unlockServing();
         }
-        finish(done);
-        return added;
     }
 
     @Override
@@ -653,14 +715,11 @@ final class LocalSemaphore implements Semaphore {
         try {
             long old = limit;
             long removed = Math.min(n, old);
-            if (removed != 0) {
-                limit = old - removed;
-                addAvailable(-removed);
-                // Fewer permits serve nobody new; the queue and flags are unchanged (I3 still holds).
-            }
+            limit = old - removed;
+            addAvailable(-removed);
             return removed;
         } finally {
-            lock.unlock();
+            unlockServing(); // fewer permits serve nobody new, but every mutation leaves the same way
         }
     }
 
@@ -668,9 +727,6 @@ final class LocalSemaphore implements Semaphore {
 
     @Override
     public void close() {
-        Waiter failed = null;
-        Waiter failedLast = null;
-        Waiter done;
         lock.lock();
         try {
             for (;;) {
@@ -685,26 +741,19 @@ final class LocalSemaphore implements Semaphore {
                     boolean fail = w.casStatus(Waiter.WAITING, Waiter.CLOSED);
                     unlink(w);
                     if (fail) {
-                        if (failedLast == null) {
-                            failed = w;
-                        } else {
-                            failedLast.next = w;
-                        }
-                        failedLast = w;
+                        decidedLocked(w);
                     }
                 }
                 w = next;
             }
-            done = serveLocked(); // an idle waiter may now be at the head with nothing held
+            // an idle waiter may now be at the head with nothing held: unlockServing grants it
         } finally {
-            lock.unlock();
+            unlockServing();
         }
         ScheduledFuture<?> refill = refillTask;
         if (refill != null) {
             refill.cancel(false);
         }
-        finish(failed);
-        finish(done);
     }
 
     @Override
@@ -751,23 +800,12 @@ final class LocalSemaphore implements Semaphore {
                 + ", queued=" + queued + ", closed=" + ((s & CLOSED) != 0) + "]";
     }
 
-    private String describe() {
-        return "semaphore '" + name + "'";
-    }
-
     private void checkRequest(long permits) {
-        if (permits < 0 || permits > ceiling) {
-            throw new IllegalArgumentException("requested " + permits + " permits, but a request must be between 0 and"
-                    + " maxPermits (" + ceiling + ") of " + describe());
-        }
-    }
-
-    private SemaphoreClosedException closed(String what) {
-        return new SemaphoreClosedException(describe() + " is closed: " + what + " refused");
+        Checks.request(permits, ceiling, name);
     }
 
     /**
-     * Checks I1-I3 and the queue's bookkeeping; for tests, at quiescence.
+     * Checks I1-I3, I6 and the queue's bookkeeping; for tests, at quiescence.
      *
      * @throws AssertionError naming the broken invariant
      */
@@ -786,6 +824,7 @@ final class LocalSemaphore implements Semaphore {
             for (Waiter w = head; w != null; w = w.next) {
                 check(w.prev == prev, "queue: broken prev link");
                 check(w.linked, "queue: linked waiter not marked linked");
+                check(w.nextDone == null, "I6: a queued waiter is on the done chain");
                 count++;
                 if (w.idle) {
                     idle++;
@@ -793,6 +832,7 @@ final class LocalSemaphore implements Semaphore {
                 prev = w;
             }
             check(prev == tail, "queue: tail is not the last waiter");
+            check(doneFirst == null && doneLast == null, "I6: the done chain is not empty with the lock free");
             check(count == queued, "queue: queueLength " + queued + " but " + count + " linked");
             check(idle == idleWaiters, "queue: idle count " + idleWaiters + " but " + idle + " linked");
             check(((s & QUEUED) != 0) == (head != null), "I2: QUEUED flag disagrees with the queue");

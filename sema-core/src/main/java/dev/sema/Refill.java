@@ -1,5 +1,6 @@
 package dev.sema;
 
+import dev.sema.internal.Timeouts;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;

@@ -1,5 +1,7 @@
 package dev.sema;
 
+import dev.sema.internal.Checks;
+
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -475,11 +477,7 @@ public interface Semaphore extends AutoCloseable {
          * @throws IllegalArgumentException if the limit exceeds the ceiling
          */
         public Semaphore build() {
-            long ceiling = maxPermits < 0 ? permits : maxPermits;
-            if (permits > ceiling) {
-                throw new IllegalArgumentException(
-                        "permits (" + permits + ") must not exceed maxPermits (" + ceiling + ")");
-            }
+            long ceiling = Checks.ceiling(permits, maxPermits);
             LocalSemaphore semaphore = new LocalSemaphore(name == null ? LocalSemaphore.generatedName() : name,
                     permits, ceiling, fairness, leakDetection);
             if (refillPeriod != null) {

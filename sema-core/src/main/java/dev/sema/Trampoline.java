@@ -23,7 +23,7 @@ final class Trampoline {
     private Trampoline() {
     }
 
-    /** Completes every waiter of {@code chain} (linked by {@code next}, async only). */
+    /** Completes every waiter of {@code chain} (linked by {@code nextDone}, async only). */
     static void run(Waiter chain) {
         Trampoline t = CURRENT.get();
         if (t.depth == 0) {
@@ -60,8 +60,8 @@ final class Trampoline {
 
     private void completeAll(Waiter chain) {
         for (Waiter w = chain; w != null; ) {
-            Waiter next = w.next;
-            w.next = null;
+            Waiter next = w.nextDone;
+            w.nextDone = null;
             completeOne(w);
             w = next;
         }
@@ -82,13 +82,13 @@ final class Trampoline {
 
     private void append(Waiter chain) {
         Waiter end = chain;
-        while (end.next != null) {
-            end = end.next;
+        while (end.nextDone != null) {
+            end = end.nextDone;
         }
         if (last == null) {
             first = chain;
         } else {
-            last.next = chain;
+            last.nextDone = chain;
         }
         last = end;
     }
@@ -96,11 +96,11 @@ final class Trampoline {
     private Waiter poll() {
         Waiter w = first;
         if (w != null) {
-            first = w.next;
+            first = w.nextDone;
             if (first == null) {
                 last = null;
             }
-            w.next = null;
+            w.nextDone = null;
         }
         return w;
     }

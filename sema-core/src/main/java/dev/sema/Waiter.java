@@ -33,10 +33,15 @@ final class Waiter {
 
     volatile int status;
 
-    // Guarded by the semaphore's lock while queued; `next` also chains decided waiters afterwards.
+    // Queue links, guarded by the semaphore's lock.
     Waiter prev;
     Waiter next;
     boolean linked;
+    /**
+     * The done chain and the trampoline's list, once decided and unlinked (I6): guarded by the lock while
+     * on the done chain, then owned by the one thread that finishes it.
+     */
+    Waiter nextDone;
 
     Waiter(LocalSemaphore semaphore, long permits, boolean idle, Thread thread) {
         this.semaphore = semaphore;

@@ -1,5 +1,8 @@
 package dev.sema;
 
+import dev.sema.internal.GivingUpFuture;
+import dev.sema.internal.Outcome;
+
 /**
  * The future of an async waiter. Any completion from outside withdraws the waiter first (see
  * {@link GivingUpFuture}), so that dependent stages already see the semaphore without it; the semaphore
@@ -21,9 +24,9 @@ final class WaiterFuture<T> extends GivingUpFuture<T> {
      * completeInternally, which then loses to the completion from outside and gives the permits back.
      */
     @Override
-    void giveUp() {
+    protected void giveUp(Outcome why) {
         if (waiter.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
-            waiter.semaphore.withdraw(waiter);
+            waiter.semaphore.gaveUp(waiter, why);
         }
     }
 }

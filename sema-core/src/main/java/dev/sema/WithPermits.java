@@ -1,5 +1,7 @@
 package dev.sema;
 
+import dev.sema.internal.GivingUpFuture;
+import dev.sema.internal.Outcome;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -19,7 +21,7 @@ final class WithPermits {
         AtomicBoolean givingUp = new AtomicBoolean();
         CompletableFuture<T> result = new GivingUpFuture<>() {
             @Override
-            void giveUp() {
+            protected void giveUp(Outcome why) {
                 if (!acquired.isDone()) {
                     givingUp.set(true);
                     acquired.cancel(false);

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -598,7 +597,7 @@ final class LocalSemaphore implements Semaphore {
                 ended(Outcome.GRANTED, w.permits);
             } else {
                 // keeps I4: the future was completed by someone else first, which is how this request ended
-                ended(Outcome.ofGivingUp(pf.state() == Future.State.FAILED ? pf.exceptionNow() : null), w.permits);
+                ended(pf.givenUpAs(), w.permits);
                 p.close();
             }
         }
@@ -619,11 +618,10 @@ final class LocalSemaphore implements Semaphore {
         }
     }
 
-    /** An async waiter's caller gave up first (cancel, complete, a timeout): records it (I7), then withdraws. */
-    void gaveUp(Waiter w, Outcome why) {
-        withdraw(w);
+    /** An async waiter's caller gave up first (cancel, complete, a timeout) and it was withdrawn: records it (I7). */
+    void gaveUp(Waiter w, Outcome how) {
         if (!w.idle) {
-            ended(why, w.permits);
+            ended(how, w.permits);
         }
     }
 

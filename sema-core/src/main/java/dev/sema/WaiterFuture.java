@@ -24,9 +24,16 @@ final class WaiterFuture<T> extends GivingUpFuture<T> {
      * completeInternally, which then loses to the completion from outside and gives the permits back.
      */
     @Override
-    protected void giveUp(Outcome why) {
+    protected boolean giveUp() {
         if (waiter.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
-            waiter.semaphore.gaveUp(waiter, why);
+            waiter.semaphore.withdraw(waiter);
+            return true;
         }
+        return false;
+    }
+
+    @Override
+    protected void gaveUp(Outcome how) {
+        waiter.semaphore.gaveUp(waiter, how);
     }
 }

@@ -1,7 +1,6 @@
 package dev.sema;
 
 import dev.sema.internal.GivingUpFuture;
-import dev.sema.internal.Outcome;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -21,11 +20,12 @@ final class WithPermits {
         AtomicBoolean givingUp = new AtomicBoolean();
         CompletableFuture<T> result = new GivingUpFuture<>() {
             @Override
-            protected void giveUp(Outcome why) {
+            protected boolean giveUp() {
                 if (!acquired.isDone()) {
                     givingUp.set(true);
-                    acquired.cancel(false);
+                    acquired.cancel(false); // the acquire's own future records its outcome
                 }
+                return false;
             }
         };
         acquired.whenComplete((permit, failure) -> {

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
+import dev.sema.internal.Outcome;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CancellationException;
@@ -76,6 +79,12 @@ class SemaphoreStressTest {
 
         Race race = new Race(s, seed + fairness.ordinal(), PLATFORM_THREADS, VIRTUAL_THREADS, PLATFORM_OPS,
                 VIRTUAL_OPS);
+        // I7: the semaphore records every ended request exactly once, with the outcome its caller saw.
+        Map<Outcome, LongAdder> recorded = new EnumMap<>(Outcome.class);
+        for (Outcome o : Outcome.values()) {
+            recorded.put(o, new LongAdder());
+        }
+        ((LocalSemaphore) s).observer = (outcome, permits) -> recorded.get(outcome).increment();
         // Blocking must never pin: no virtual thread may park while pinned. Other pinned events are the JDK's
         // own brief ones (e.g. Thread.interrupted() contending with interrupt() for the thread's internal
         // lock), counted but not failed.
@@ -125,6 +134,14 @@ class SemaphoreStressTest {
         assertThat(race.stats.cancelled.sum()).as(context).isPositive();
         assertThat(race.stats.interrupted.sum()).as(context).isPositive();
         assertThat(race.watch.resizes()).as(context).isPositive();
+        assertThat(counts(recorded)).as("outcomes recorded by the semaphore vs seen by the callers; " + context)
+                .isEqualTo(counts(race.seen));
+    }
+
+    private static Map<Outcome, Long> counts(Map<Outcome, LongAdder> tally) {
+        Map<Outcome, Long> m = new EnumMap<>(Outcome.class);
+        tally.forEach((k, v) -> m.put(k, v.sum()));
+        return m;
     }
 
     static final class Stats {
@@ -148,6 +165,8 @@ class SemaphoreStressTest {
         final long seed;
         final LimitWatch watch;
         final Stats stats = new Stats();
+        /** Every acquire request's end, as its caller saw it. */
+        final Map<Outcome, LongAdder> seen = new EnumMap<>(Outcome.class);
         final ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
         final List<String> hung = new ArrayList<>();
         final int platformThreads;
@@ -165,6 +184,13 @@ class SemaphoreStressTest {
             this.virtualOps = virtualOps;
             this.workers = new Thread[platformThreads + virtualThreads];
             this.finished = new CountDownLatch(workers.length);
+            for (Outcome o : Outcome.values()) {
+                seen.put(o, new LongAdder());
+            }
+        }
+
+        private void saw(Outcome o) {
+            seen.get(o).increment();
         }
 
         void run() throws InterruptedException {
@@ -255,25 +281,29 @@ class SemaphoreStressTest {
             switch (random.nextInt(11)) {
                 case 0 -> {
                     try {
-                        hold(s.acquire(n), n, random);
+                        hold(granted(s.acquire(n)), n, random);
                     } catch (InterruptedException e) {
+                        saw(Outcome.INTERRUPTED);
                         stats.interrupted.increment();
                     }
                 }
                 case 1 -> {
                     try {
-                        hold(s.acquire(n, timeout(random)), n, random);
+                        hold(granted(s.acquire(n, timeout(random))), n, random);
                     } catch (TimeoutException e) {
+                        saw(Outcome.TIMEOUT);
                         stats.timedOut.increment();
                     } catch (InterruptedException e) {
+                        saw(Outcome.INTERRUPTED);
                         stats.interrupted.increment();
                     }
                 }
                 case 2 -> {
                     Optional<Permit> p = s.tryAcquire(n);
                     if (p.isPresent()) {
-                        hold(p.get(), n, random);
+                        hold(granted(p.get()), n, random);
                     } else {
+                        saw(Outcome.UNAVAILABLE);
                         stats.refused.increment();
                     }
                 }
@@ -282,6 +312,7 @@ class SemaphoreStressTest {
                     CompletableFuture<Permit> f = s.acquireAsync(n);
                     spin(random);
                     if (f.cancel(random.nextBoolean())) {
+                        saw(Outcome.CANCELLED);
                         stats.cancelled.increment();
                     } else {
                         hold(await(f), n, random);
@@ -293,6 +324,7 @@ class SemaphoreStressTest {
                     CompletableFuture<Permit> f = s.acquireAsync(n);
                     spin(random);
                     if (f.completeExceptionally(new GaveUp())) {
+                        saw(Outcome.CANCELLED);
                         stats.cancelled.increment();
                     } else {
                         hold(await(f), n, random);
@@ -306,6 +338,7 @@ class SemaphoreStressTest {
                             return null;
                         });
                     } catch (InterruptedException e) {
+                        saw(Outcome.INTERRUPTED);
                         stats.interrupted.increment();
                     }
                 }
@@ -332,8 +365,9 @@ class SemaphoreStressTest {
                 }
                 default -> {
                     try {
-                        hold(s.acquire(), 1, random);
+                        hold(granted(s.acquire()), 1, random);
                     } catch (InterruptedException e) {
+                        saw(Outcome.INTERRUPTED);
                         stats.interrupted.increment();
                     }
                 }
@@ -342,6 +376,7 @@ class SemaphoreStressTest {
 
         /** The body of withPermits: holds n permits it cannot see. */
         private void inside(long n, SplittableRandom random) {
+            saw(Outcome.GRANTED);
             watch.acquired(n);
             stats.granted.increment();
             spin(random);
@@ -376,6 +411,7 @@ class SemaphoreStressTest {
                 case 2 -> {
                     long m = 1 + random.nextLong(CEILING);
                     Optional<Permit> extra = s.tryAcquire(m);
+                    saw(extra.isPresent() ? Outcome.GRANTED : Outcome.UNAVAILABLE);
                     if (extra.isPresent()) {
                         watch.acquired(m);
                         long before = p.permits();
@@ -401,25 +437,34 @@ class SemaphoreStressTest {
             check(p.permits() == 0, "close left " + p.permits());
         }
 
+        private Permit granted(Permit p) {
+            saw(Outcome.GRANTED);
+            return p;
+        }
+
         /** The permit of a future, or null when it failed as the test provoked (timeout, cancel). */
         private Permit await(CompletableFuture<Permit> f) {
             for (;;) {
                 try {
-                    return f.get();
+                    return granted(f.get());
                 } catch (InterruptedException e) {
                     stats.interrupted.increment();
                     if (f.cancel(false)) {
+                        saw(Outcome.CANCELLED);
                         return null;
                     }
                     // Lost to the outcome: read it.
                 } catch (CancellationException e) {
+                    saw(Outcome.CANCELLED);
                     stats.cancelled.increment();
                     return null;
                 } catch (ExecutionException e) {
                     Throwable cause = e.getCause();
                     if (cause instanceof TimeoutException) {
+                        saw(Outcome.TIMEOUT);
                         stats.timedOut.increment();
                     } else if (cause instanceof GaveUp) {
+                        saw(Outcome.CANCELLED);
                         stats.cancelled.increment();
                     } else {
                         throw new AssertionError("unexpected failure of an acquire", cause);

@@ -1,6 +1,7 @@
 package dev.sema.internal;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The future of a request that its caller may give up. A completion from outside ({@code cancel},
@@ -24,10 +25,31 @@ public abstract class GivingUpFuture<T> extends CompletableFuture<T> {
     /**
      * Withdraws the request this future stands for, unless its outcome is already decided.
      *
-     * @param why {@link Outcome#TIMEOUT} when completed with a {@code TimeoutException} (an
-     *        {@code orTimeout}, or the engine's own timer), else {@link Outcome#CANCELLED}
+     * @return whether this call withdrew it (then {@link #gaveUp} follows, once the future is complete)
      */
-    protected abstract void giveUp(Outcome why);
+    protected abstract boolean giveUp();
+
+    /**
+     * Called once after a completion from outside that withdrew the request, with how the caller sees the
+     * request end: read from the future's final state, so that of two racing completions from outside the
+     * one that completed the future names the outcome. Does nothing unless overridden.
+     *
+     * @param how {@link Outcome#TIMEOUT} if the future failed with a {@code TimeoutException}, else
+     *        {@link Outcome#CANCELLED}
+     */
+    protected void gaveUp(Outcome how) {
+    }
+
+    /**
+     * How the caller sees this future end, once it was completed from outside.
+     *
+     * @return {@link Outcome#TIMEOUT} if it failed with a {@code TimeoutException} (an {@code orTimeout},
+     *         or the engine's own timer), else {@link Outcome#CANCELLED}
+     */
+    public final Outcome givenUpAs() {
+        return state() == State.FAILED && exceptionNow() instanceof TimeoutException
+                ? Outcome.TIMEOUT : Outcome.CANCELLED;
+    }
 
     /**
      * Completes without {@link #giveUp}: the owner's own outcome. For the engines only.
@@ -42,19 +64,31 @@ public abstract class GivingUpFuture<T> extends CompletableFuture<T> {
 
     @Override
     public boolean complete(T value) {
-        giveUp(Outcome.CANCELLED);
-        return super.complete(value);
+        boolean withdrew = giveUp();
+        boolean completed = super.complete(value);
+        afterGivingUp(withdrew);
+        return completed;
     }
 
     @Override
     public boolean completeExceptionally(Throwable ex) {
-        giveUp(Outcome.ofGivingUp(ex));
-        return super.completeExceptionally(ex);
+        boolean withdrew = giveUp();
+        boolean completed = super.completeExceptionally(ex);
+        afterGivingUp(withdrew);
+        return completed;
     }
 
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
-        giveUp(Outcome.CANCELLED);
-        return super.cancel(mayInterruptIfRunning);
+        boolean withdrew = giveUp();
+        boolean completed = super.cancel(mayInterruptIfRunning);
+        afterGivingUp(withdrew);
+        return completed;
+    }
+
+    private void afterGivingUp(boolean withdrew) {
+        if (withdrew) {
+            gaveUp(givenUpAs());
+        }
     }
 }

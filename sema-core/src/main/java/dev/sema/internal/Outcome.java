@@ -16,15 +16,5 @@ public enum Outcome {
     /** The waiting thread was interrupted (on entry, or while it waited). */
     INTERRUPTED,
     /** The semaphore was closed (before the request, or while it waited). */
-    CLOSED;
-
-    /**
-     * The outcome of a request whose future was completed from outside with {@code failure}.
-     *
-     * @param failure what it was completed with; {@code null} for a value
-     * @return {@link #TIMEOUT} for a {@code TimeoutException}, else {@link #CANCELLED}
-     */
-    public static Outcome ofGivingUp(Throwable failure) {
-        return failure instanceof java.util.concurrent.TimeoutException ? TIMEOUT : CANCELLED;
-    }
+    CLOSED
 }

@@ -65,30 +65,25 @@ public abstract class GivingUpFuture<T> extends CompletableFuture<T> {
     @Override
     public boolean complete(T value) {
         boolean withdrew = giveUp();
-        boolean completed = super.complete(value);
-        afterGivingUp(withdrew);
-        return completed;
+        return afterGivingUp(withdrew, super.complete(value));
     }
 
     @Override
     public boolean completeExceptionally(Throwable ex) {
         boolean withdrew = giveUp();
-        boolean completed = super.completeExceptionally(ex);
-        afterGivingUp(withdrew);
-        return completed;
+        return afterGivingUp(withdrew, super.completeExceptionally(ex));
     }
 
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
         boolean withdrew = giveUp();
-        boolean completed = super.cancel(mayInterruptIfRunning);
-        afterGivingUp(withdrew);
-        return completed;
+        return afterGivingUp(withdrew, super.cancel(mayInterruptIfRunning));
     }
 
-    private void afterGivingUp(boolean withdrew) {
+    private boolean afterGivingUp(boolean withdrew, boolean completed) {
         if (withdrew) {
             gaveUp(givenUpAs());
         }
+        return completed;
     }
 }

@@ -24,11 +24,14 @@ abstract sealed class LocalPermit implements Permit permits PlainPermit, Tracked
     /** A new Permit of the same kind holding {@code permits} moved out of this one. */
     abstract LocalPermit fork(long permits);
 
+    /** When its permits were granted, for the listeners' {@code heldNanos}; Listeners.UNTIMED if unknown. */
+    abstract long grantedAt();
+
     @Override
     public void close() {
         long n = getAndClear();
         if (n != 0) {
-            semaphore.release(n);
+            semaphore.giveBack(n, grantedAt());
         }
     }
 
@@ -36,7 +39,7 @@ abstract sealed class LocalPermit implements Permit permits PlainPermit, Tracked
     public void release(long permits) {
         take("release", permits);
         if (permits != 0) {
-            semaphore.release(permits);
+            semaphore.giveBack(permits, grantedAt());
         }
     }
 

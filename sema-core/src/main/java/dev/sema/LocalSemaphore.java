@@ -2,8 +2,10 @@ package dev.sema;
 
 import dev.sema.internal.Checks;
 import dev.sema.internal.Failures;
+import dev.sema.internal.Listeners;
 import dev.sema.internal.Outcome;
 import dev.sema.internal.Timeouts;
+import dev.sema.internal.WaitEvent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -51,7 +53,8 @@ final class LocalSemaphore implements Semaphore {
      *      chain is detached before the lock is released, so it is empty whenever the lock is free. Its
      *      waiters are finished (unparked, futures completed) outside the lock.
      *  I7: every acquire request that ends passes ended() exactly once, with its Outcome: the one place
-     *      where outcomes are recorded.
+     *      where outcomes are reported to the listeners (dev.sema.internal.Listeners states their rules:
+     *      no clock is read and nothing is called while none is registered).
      *
      * The lock guards the queue links (head, tail, Waiter.prev/next), the done chain, idleWaiters, and
      * every write of `limit`, `queued` and the QUEUED/IDLE/CLOSED flags. `available` moves by CAS without
@@ -64,7 +67,6 @@ final class LocalSemaphore implements Semaphore {
      * queued              volatile      volatile, under lock
      * head/tail           under lock    under lock
      * doneFirst/doneLast  under lock    under lock
-     * observer            volatile      volatile (tests)
      */
 
     static final int SHIFT = 3;
@@ -103,13 +105,7 @@ final class LocalSemaphore implements Semaphore {
     private int idleWaiters;
     private Waiter doneFirst;
     private Waiter doneLast;
-    /** Sees every ended request (I7); null unless a test installed one. */
-    volatile Observer observer;
-
-    /** Sees how each acquire request ended; see {@link #ended}. */
-    interface Observer {
-        void ended(Outcome outcome, long permits);
-    }
+    final Listeners listeners = new Listeners(this);
 
     LocalSemaphore(String name, long permits, long ceiling, Fairness fairness, LeakDetection leakDetection) {
         this.name = name;
@@ -129,14 +125,43 @@ final class LocalSemaphore implements Semaphore {
         return s >> SHIFT;
     }
 
+    /** A Permit for a grant; it knows when it was granted only if someone listened then. */
     private LocalPermit newPermit(long permits) {
         LeakDetection level = leakDetection;
-        return level == null ? new PlainPermit(this, permits) : TrackedPermit.track(this, permits, level);
+        long grantedAt = listeners.now();
+        if (level != null) {
+            return TrackedPermit.track(this, permits, level, grantedAt);
+        }
+        return grantedAt == Listeners.UNTIMED ? new PlainPermit(this, permits)
+                : new TimedPermit(this, permits, grantedAt);
     }
 
-    /** Counts permits returned by leak detection; see {@link #leakedPermits()}. */
-    void recordLeak(long permits) {
+    /** Counts permits returned by leak detection (see {@link #leakedPermits()}) and reports them. */
+    void recordLeak(long permits, String acquiredBy) {
         leaked.addAndGet(permits);
+        listeners.leaked(permits, acquiredBy);
+    }
+
+    /**
+     * Gives back permits a Permit held (> 0), and reports it before the waiters it served are told, so
+     * that listeners see the release before the grants it made.
+     */
+    void giveBack(long permits, long grantedAt) {
+        if (!listeners.active()) {
+            release(permits);
+            return;
+        }
+        Waiter done = null;
+        if (!tryReleaseFast(permits)) {
+            lock.lock();
+            try {
+                addAvailable(permits);
+            } finally {
+                done = unlockServed();
+            }
+        }
+        listeners.released(permits, grantedAt);
+        finish(done);
     }
 
     /** How many permits leak detection has returned so far (for tests). */
@@ -290,7 +315,7 @@ final class LocalSemaphore implements Semaphore {
     /** A blocking acquire past the fast path; returns null when it timed out (already recorded). */
     private Permit acquireSlow(long permits, boolean timed, long deadline) throws InterruptedException {
         boolean mayQueue = !timed || deadline - System.nanoTime() > 0;
-        Waiter w = mayQueue ? new Waiter(this, permits, false, Thread.currentThread()) : null;
+        Waiter w = mayQueue ? observed(new Waiter(this, permits, false, Thread.currentThread())) : null;
         switch (takeOrEnqueue(permits, mayQueue, w)) {
             case TAKEN:
                 return granted(permits);
@@ -303,7 +328,7 @@ final class LocalSemaphore implements Semaphore {
             default:
                 break;
         }
-        return awaitGrant(w, timed, deadline) ? granted(permits) : null;
+        return awaitGrant(w, timed, deadline) ? granted(w) : null;
     }
 
     /**
@@ -323,7 +348,7 @@ final class LocalSemaphore implements Semaphore {
                 if (w.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
                     withdraw(w);
                     if (!w.idle) {
-                        ended(Outcome.INTERRUPTED, w.permits);
+                        ended(Outcome.INTERRUPTED, w);
                     }
                     throw Failures.interruptedWhile(name, w.idle ? "idle" : w.permits + " permits");
                 }
@@ -340,7 +365,7 @@ final class LocalSemaphore implements Semaphore {
                 if (remaining <= 0) {
                     if (w.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
                         withdraw(w);
-                        ended(Outcome.TIMEOUT, w.permits); // only acquires are timed
+                        ended(Outcome.TIMEOUT, w); // only acquires are timed
                         return false;
                     }
                     continue; // decided meanwhile: read the outcome
@@ -354,7 +379,7 @@ final class LocalSemaphore implements Semaphore {
 
     /** A blocked waiter failed by close(); only acquires are failed, never awaitIdle. */
     private SemaphoreClosedException closedWhileWaiting(Waiter w) {
-        ended(Outcome.CLOSED, w.permits);
+        ended(Outcome.CLOSED, w);
         return Failures.closed(name, "acquire(" + w.permits + ")");
     }
 
@@ -364,7 +389,7 @@ final class LocalSemaphore implements Semaphore {
         Waiter w = null;
         WaiterFuture<Permit> future = null;
         if (mayQueue) {
-            w = new Waiter(this, permits, false, null);
+            w = observed(new Waiter(this, permits, false, null));
             future = new WaiterFuture<>(w);
             w.future = future;
         }
@@ -387,18 +412,49 @@ final class LocalSemaphore implements Semaphore {
         return future;
     }
 
-    /** A request granted {@code permits}: records it (I7) and hands out the Permit. */
+    /** A request granted {@code permits} without queueing: reports it (I7) and hands out the Permit. */
     private LocalPermit granted(long permits) {
+        LocalPermit p = newPermit(permits);
         ended(Outcome.GRANTED, permits);
-        return newPermit(permits);
+        return p;
     }
 
-    /** The one place where an acquire request's end is recorded (I7). */
+    /** A queued request granted: reports it (I7) and hands out the Permit. */
+    private LocalPermit granted(Waiter w) {
+        LocalPermit p = newPermit(w.permits);
+        ended(Outcome.GRANTED, w);
+        return p;
+    }
+
+    /** Starts timing a waiter about to queue, only if someone observes (a listener, a JFR recording). */
+    private Waiter observed(Waiter w) {
+        w.queuedAt = listeners.now();
+        w.jfr = WaitEvent.start(name, w.permits, queued);
+        return w;
+    }
+
+    /** The end of a request that did not queue (I7). */
     private void ended(Outcome outcome, long permits) {
-        Observer o = observer;
-        if (o != null) {
-            o.ended(outcome, permits);
+        if (listeners.active()) {
+            listeners.ended(outcome, permits, 0, null);
         }
+    }
+
+    /** The end of a request that queued (I7): with its wait. */
+    private void ended(Outcome outcome, Waiter w) {
+        if (w.jfr != null || listeners.active()) {
+            listeners.ended(outcome, w.permits, Listeners.since(w.queuedAt), w.jfr);
+        }
+    }
+
+    @Override
+    public void addListener(SemaphoreListener listener) {
+        listeners.add(listener);
+    }
+
+    @Override
+    public boolean removeListener(SemaphoreListener listener) {
+        return listeners.remove(listener);
     }
 
     // ---------------------------------------------------------------- awaitIdle
@@ -449,15 +505,21 @@ final class LocalSemaphore implements Semaphore {
 
     /** Gives back {@code permits} (> 0) held by a Permit. */
     void release(long permits) {
+        if (!tryReleaseFast(permits)) {
+            releaseSlow(permits);
+        }
+    }
+
+    /** The release without the lock, allowed while nobody is queued (I2); false when someone is. */
+    private boolean tryReleaseFast(long permits) {
         long add = permits << SHIFT;
         for (;;) {
             long s = state;
             if ((s & QUEUED) != 0) {
-                releaseSlow(permits);
-                return;
+                return false;
             }
             if (casState(s, s + add)) {
-                return;
+                return true;
             }
         }
     }
@@ -473,15 +535,18 @@ final class LocalSemaphore implements Semaphore {
 
     /** Keeps a forgotten Permit's permits consumed: limit and held both drop (I1), limit not below 0. */
     void forget(long permits) {
+        long oldLimit;
+        long newLimit;
         lock.lock();
         try {
-            long oldLimit = limit;
-            long newLimit = Math.max(0, oldLimit - permits);
+            oldLimit = limit;
+            newLimit = Math.max(0, oldLimit - permits);
             limit = newLimit;
             addAvailable(newLimit - oldLimit + permits);
         } finally {
             unlockServing();
         }
+        listeners.limitChanged(oldLimit, newLimit);
     }
 
     private void addAvailable(long delta) {
@@ -500,6 +565,11 @@ final class LocalSemaphore implements Semaphore {
      * critical section ends here, in a {@code finally}.
      */
     private void unlockServing() {
+        finish(unlockServed());
+    }
+
+    /** {@link #unlockServing()} without the finishing: returns the done chain, for the caller to finish. */
+    private Waiter unlockServed() {
         Waiter done;
         try {
             serveLocked();
@@ -509,7 +579,7 @@ final class LocalSemaphore implements Semaphore {
             doneLast = null;
             lock.unlock();
         }
-        finish(done);
+        return done;
     }
 
     /** Grants head waiters while they fit (I3, I5), moving each to the done chain (I6). */
@@ -585,7 +655,7 @@ final class LocalSemaphore implements Semaphore {
     void complete(Waiter w) {
         WaiterFuture<?> f = w.future;
         if (w.status == Waiter.CLOSED) {
-            ended(Outcome.CLOSED, w.permits);
+            ended(Outcome.CLOSED, w);
             f.completeInternally(null, Failures.closed(name, "acquireAsync(" + w.permits + ")"));
         } else if (w.idle) {
             f.completeInternally(null, null);
@@ -594,11 +664,12 @@ final class LocalSemaphore implements Semaphore {
             @SuppressWarnings("unchecked")
             WaiterFuture<Permit> pf = (WaiterFuture<Permit>) f;
             if (pf.completeInternally(p, null)) {
-                ended(Outcome.GRANTED, w.permits);
+                ended(Outcome.GRANTED, w);
             } else {
-                // keeps I4: the future was completed by someone else first, which is how this request ended
-                ended(pf.givenUpAs(), w.permits);
-                p.close();
+                // keeps I4: the future was completed by someone else first, which is how this request
+                // ended; its permits go back without a `released` event, since its caller never had them
+                ended(pf.givenUpAs(), w);
+                release(p.getAndClear());
             }
         }
     }
@@ -621,7 +692,7 @@ final class LocalSemaphore implements Semaphore {
     /** An async waiter's caller gave up first (cancel, complete, a timeout) and it was withdrawn: records it (I7). */
     void gaveUp(Waiter w, Outcome how) {
         if (!w.idle) {
-            ended(how, w.permits);
+            ended(how, w);
         }
     }
 
@@ -681,55 +752,68 @@ final class LocalSemaphore implements Semaphore {
     @Override
     public void setPermits(long newLimit) {
         Checks.limit(newLimit, ceiling, name);
+        long old;
         lock.lock();
         try {
-            long old = limit;
+            old = limit;
             limit = newLimit;
             addAvailable(newLimit - old);
         } finally {
             unlockServing();
         }
+        listeners.limitChanged(old, newLimit);
     }
 
     @Override
     public long addPermits(long n) {
         Checks.nonNegative("addPermits: n", n);
+        long old;
+        long added;
         lock.lock();
         try {
-            long old = limit;
-            long added = Math.min(n, ceiling - old);
+            old = limit;
+            added = Math.min(n, ceiling - old);
             limit = old + added;
             addAvailable(added);
-            return added;
         } finally {
             unlockServing();
         }
+        listeners.limitChanged(old, old + added);
+        return added;
     }
 
     @Override
     public long reducePermits(long n) {
         Checks.nonNegative("reducePermits: n", n);
+        long old;
+        long removed;
         lock.lock();
         try {
-            long old = limit;
-            long removed = Math.min(n, old);
+            old = limit;
+            removed = Math.min(n, old);
             limit = old - removed;
             addAvailable(-removed);
-            return removed;
         } finally {
             unlockServing(); // fewer permits serve nobody new, but every mutation leaves the same way
         }
+        listeners.limitChanged(old, old - removed);
+        return removed;
     }
 
     // ---------------------------------------------------------------- close
 
     @Override
     public void close() {
+        boolean first = false;
         lock.lock();
         try {
             for (;;) {
                 long s = state;
-                if ((s & CLOSED) != 0 || casState(s, s | CLOSED)) {
+                if ((s & CLOSED) != 0) {
+                    break;
+                }
+                if (casState(s, s | CLOSED)) {
+                    first = true;
                     break;
                 }
             }
@@ -751,6 +835,9 @@ final class LocalSemaphore implements Semaphore {
         ScheduledFuture<?> refill = refillTask;
         if (refill != null) {
             refill.cancel(false);
+        }
+        if (first) {
+            listeners.closed();
         }
     }
 

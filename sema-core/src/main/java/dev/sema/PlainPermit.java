@@ -1,5 +1,7 @@
 package dev.sema;
 
+import dev.sema.internal.Listeners;
+
 /**
  * The Permit of a semaphore without leak detection: the count lives in the object itself.
  *
@@ -9,7 +11,7 @@ package dev.sema;
  * guarded sections are a few field accesses: nothing blocks, parks or calls out while the monitor is
  * held, so a virtual thread is never pinned for longer than a racing close takes.
  */
-final class PlainPermit extends LocalPermit {
+sealed class PlainPermit extends LocalPermit permits TimedPermit {
     private long held; // guarded by this
 
     PlainPermit(LocalSemaphore semaphore, long permits) {
@@ -46,5 +48,10 @@ final class PlainPermit extends LocalPermit {
     @Override
     LocalPermit fork(long permits) {
         return new PlainPermit(semaphore, permits);
+    }
+
+    @Override
+    long grantedAt() {
+        return Listeners.UNTIMED;
     }
 }

@@ -345,6 +345,26 @@ public interface Semaphore extends AutoCloseable {
     boolean isClosed();
 
     /**
+     * Registers a listener that sees this semaphore's events from now on (see {@link SemaphoreListener}
+     * for which, on which thread, and at what cost). Listeners are called in the order added; the same
+     * one added twice is called twice.
+     *
+     * @param listener the listener
+     * @throws NullPointerException if {@code listener} is {@code null}
+     */
+    void addListener(SemaphoreListener listener);
+
+    /**
+     * Unregisters a listener (its first registration, if it was added more than once). Events already
+     * being reported may still reach it.
+     *
+     * @param listener the listener
+     * @return whether it was registered
+     * @throws NullPointerException if {@code listener} is {@code null}
+     */
+    boolean removeListener(SemaphoreListener listener);
+
+    /**
      * Returns the name given at build time, or a generated unique one.
      *
      * @return the name
@@ -363,6 +383,7 @@ public interface Semaphore extends AutoCloseable {
         private LeakDetection leakDetection = LeakDetection.OFF;
         private long refillPermits;
         private Duration refillPeriod;
+        private final java.util.List<SemaphoreListener> listeners = new java.util.ArrayList<>();
 
         Builder() {
         }
@@ -471,6 +492,19 @@ public interface Semaphore extends AutoCloseable {
         }
 
         /**
+         * Adds a listener, registered before the semaphore is returned, so that it sees every event;
+         * repeatable, in order (see {@link Semaphore#addListener}).
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is {@code null}
+         */
+        public Builder listener(SemaphoreListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /**
          * Builds the semaphore.
          *
          * @return a new semaphore
@@ -480,6 +514,9 @@ public interface Semaphore extends AutoCloseable {
             long ceiling = Checks.ceiling(permits, maxPermits);
             LocalSemaphore semaphore = new LocalSemaphore(name == null ? LocalSemaphore.generatedName() : name,
                     permits, ceiling, fairness, leakDetection);
+            for (SemaphoreListener l : listeners) {
+                semaphore.addListener(l);
+            }
             if (refillPeriod != null) {
                 semaphore.refillTask = Refill.start(semaphore, refillPermits, refillPeriod);
             }

@@ -25,11 +25,11 @@ final class TrackedPermit extends LocalPermit {
     }
 
     /** Tracks a new grant of {@code permits}; records the stack per {@code level}. */
-    static TrackedPermit track(LocalSemaphore semaphore, long permits, LeakDetection level) {
+    static TrackedPermit track(LocalSemaphore semaphore, long permits, LeakDetection level, long grantedAt) {
         boolean withStack = level == LeakDetection.PARANOID
                 || ThreadLocalRandom.current().nextInt(SAMPLE_ONE_IN) == 0;
-        Throwable site = withStack ? new AcquiredAt(semaphore.name()) : null;
-        return new TrackedPermit(semaphore, new Cell(semaphore, permits, site));
+        AcquiredAt site = withStack ? new AcquiredAt(semaphore.name()) : null;
+        return new TrackedPermit(semaphore, new Cell(semaphore, permits, site, grantedAt));
     }
 
     @Override
@@ -64,9 +64,14 @@ final class TrackedPermit extends LocalPermit {
     }
 
     @Override
+    long grantedAt() {
+        return cell.grantedAt;
+    }
+
+    @Override
     LocalPermit fork(long permits) {
         // The split-off permits were acquired where the original ones were.
-        return new TrackedPermit(semaphore, new Cell(semaphore, permits, cell.site));
+        return new TrackedPermit(semaphore, new Cell(semaphore, permits, cell.site, cell.grantedAt));
     }
 
     /** The count, and the cleanup action; must not refer to the TrackedPermit. */
@@ -82,13 +87,15 @@ final class TrackedPermit extends LocalPermit {
         }
 
         private final LocalSemaphore semaphore;
-        private final Throwable site;
+        private final AcquiredAt site;
+        private final long grantedAt;
         volatile long held;
 
-        Cell(LocalSemaphore semaphore, long held, Throwable site) {
+        Cell(LocalSemaphore semaphore, long held, AcquiredAt site, long grantedAt) {
             this.semaphore = semaphore;
             this.held = held;
             this.site = site;
+            this.grantedAt = grantedAt;
         }
 
         @Override
@@ -98,7 +105,8 @@ final class TrackedPermit extends LocalPermit {
                 return;
             }
             semaphore.release(n);
-            semaphore.recordLeak(n); // after the release, so a count seen means the permits are back
+            // after the release, so a count seen means the permits are back
+            semaphore.recordLeak(n, site == null ? null : site.thread);
             String message = "A Permit of semaphore '" + semaphore.name() + "' holding " + n
                     + " permits became unreachable without being closed; its permits were returned."
                     + (site == null ? " Build the semaphore with LeakDetection.PARANOID to see where it was acquired."
@@ -114,6 +122,8 @@ final class TrackedPermit extends LocalPermit {
     /** Not thrown: carries the stack of the acquire that a leak report points at. */
     static final class AcquiredAt extends Throwable {
         private static final long serialVersionUID = 1L;
+
+        final String thread = Thread.currentThread().getName();
 
         AcquiredAt(String semaphore) {
             super("Permit of semaphore '" + semaphore + "' acquired here", null, false, true);

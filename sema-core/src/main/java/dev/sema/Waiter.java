@@ -1,5 +1,6 @@
 package dev.sema;
 
+import dev.sema.internal.WaitEvent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -30,6 +31,10 @@ final class Waiter {
     final boolean idle;
     final Thread thread;
     WaiterFuture<?> future;
+    /** When it was about to queue, if a listener was registered then (else Listeners.UNTIMED). */
+    long queuedAt;
+    /** Its JFR wait, if a recording wanted one when it was about to queue. */
+    WaitEvent jfr;
 
     volatile int status;
 

@@ -3,6 +3,8 @@ package dev.sema.redis;
 import dev.sema.Fairness;
 import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
+import dev.sema.SemaphoreListener;
+import dev.sema.internal.Listeners;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -70,6 +72,7 @@ final class LettuceSemaphore implements RedisSemaphore {
     private final long renewPeriodNanos;
     private final long tickNanos;
 
+    private final Listeners listeners = new Listeners(this);
     final ConcurrentHashMap<String, Pending<?>> waiting = new ConcurrentHashMap<>();
     final ConcurrentHashMap<String, LettucePermit> held = new ConcurrentHashMap<>();
 
@@ -733,6 +736,16 @@ final class LettuceSemaphore implements RedisSemaphore {
     @Override
     public Duration lease() {
         return lease;
+    }
+
+    @Override
+    public void addListener(SemaphoreListener listener) {
+        listeners.add(listener);
+    }
+
+    @Override
+    public boolean removeListener(SemaphoreListener listener) {
+        return listeners.remove(listener);
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.sema.internal.Checks;
 import dev.sema.internal.Failures;
 import dev.sema.internal.Listeners;
 import dev.sema.internal.Outcome;
+import dev.sema.internal.StateSource;
 import dev.sema.internal.Timeouts;
 import dev.sema.internal.WaitEvent;
 import java.lang.invoke.MethodHandles;
@@ -22,7 +23,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The in-process {@link Semaphore}: one CAS on one state word when uncontended, a FIFO queue under a
  * lock otherwise. The contract is on {@link Semaphore}; this class adds no public API.
  */
-final class LocalSemaphore implements Semaphore {
+final class LocalSemaphore implements Semaphore, StateSource {
 
     /*
      * Implementation overview
@@ -866,6 +867,12 @@ final class LocalSemaphore implements Semaphore {
     @Override
     public int queueLength() {
         return queued;
+    }
+
+    @Override
+    public State state() {
+        long s = state;
+        return new State(limit, ceiling, available(s), queued, (s & CLOSED) != 0, false);
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
 import dev.sema.SemaphoreListener;
 import dev.sema.internal.Listeners;
+import dev.sema.internal.StateSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -27,7 +28,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code common.lua} states the server-side invariants); this object tracks only this process's own
  * waiters and grants, renews them, and turns replies and wake-up messages into outcomes.
  */
-final class LettuceSemaphore implements RedisSemaphore {
+final class LettuceSemaphore implements RedisSemaphore, StateSource {
 
     /*
      * Implementation overview
@@ -721,6 +722,12 @@ final class LettuceSemaphore implements RedisSemaphore {
     @Override
     public int queueLength() {
         return status().queued();
+    }
+
+    @Override
+    public State state() {
+        Status s = status();
+        return new State(s.limit(), s.max(), s.limit() - s.used(), s.queued(), left || s.closed(), true);
     }
 
     @Override

@@ -656,8 +656,9 @@ final class LocalSemaphore implements Semaphore, StateSource {
     void complete(Waiter w) {
         WaiterFuture<?> f = w.future;
         if (w.status == Waiter.CLOSED) {
-            ended(Outcome.CLOSED, w);
-            f.completeInternally(null, Failures.closed(name, "acquireAsync(" + w.permits + ")"));
+            // A caller that completed the future first saw its own outcome, not the close (I7).
+            boolean told = f.completeInternally(null, Failures.closed(name, "acquireAsync(" + w.permits + ")"));
+            ended(told ? Outcome.CLOSED : f.givenUpAs(), w);
         } else if (w.idle) {
             f.completeInternally(null, null);
         } else {

@@ -84,10 +84,18 @@ class SemaphoreStressTest {
         for (Outcome o : Outcome.values()) {
             recorded.put(o, new LongAdder());
         }
+        LongAdder permitsGranted = new LongAdder();
+        LongAdder permitsReleased = new LongAdder();
         s.addListener(new SemaphoreListener() {
             @Override
             public void acquired(Semaphore semaphore, long permits, long waitNanos) {
                 recorded.get(Outcome.GRANTED).increment();
+                permitsGranted.add(permits);
+            }
+
+            @Override
+            public void released(Semaphore semaphore, long permits, long heldNanos) {
+                permitsReleased.add(permits);
             }
 
             @Override
@@ -146,6 +154,9 @@ class SemaphoreStressTest {
         assertThat(race.watch.resizes()).as(context).isPositive();
         assertThat(counts(recorded)).as("outcomes the listener saw vs the callers; " + context)
                 .isEqualTo(counts(race.seen));
+        // Every granted permit came back through exactly one `released`, or was forgotten (no event).
+        assertThat(permitsReleased.sum() + race.stats.forgotten.sum()).as("permits released + forgotten; " + context)
+                .isEqualTo(permitsGranted.sum());
     }
 
     private static Map<Outcome, Long> counts(Map<Outcome, LongAdder> tally) {
@@ -688,6 +699,27 @@ class SemaphoreStressTest {
         LongAdder refused = new LongAdder();
         ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
         Thread[] all = new Thread[threads];
+        LongAdder grantEvents = new LongAdder();
+        LongAdder closedEvents = new LongAdder();
+        LongAdder closes = new LongAdder();
+        s.addListener(new SemaphoreListener() {
+            @Override
+            public void acquired(Semaphore semaphore, long permits, long waitNanos) {
+                grantEvents.increment();
+            }
+
+            @Override
+            public void rejected(Semaphore semaphore, long permits, Rejection why, long waitNanos) {
+                if (why == Rejection.CLOSED) {
+                    closedEvents.increment();
+                }
+            }
+
+            @Override
+            public void closed(Semaphore semaphore) {
+                closes.increment();
+            }
+        });
         Permit keptAcrossClose = s.acquire(2);
         for (int i = 0; i < threads; i++) {
             SplittableRandom random = new SplittableRandom(seed * 31 + i);
@@ -769,6 +801,10 @@ class SemaphoreStressTest {
         assertThat(hung).as(context).isEmpty();
         assertThat(failures).as(context).isEmpty();
         assertThat(refused.sum()).as(context).isEqualTo(threads);
+        // One event per request: each thread ended with one refusal by close, then made three more.
+        assertThat(closedEvents.sum()).as(context).isEqualTo(4L * threads);
+        assertThat(grantEvents.sum()).as(context).isEqualTo(granted.sum() + 1);
+        assertThat(closes.sum()).as(context).isEqualTo(1);
 
         assertThat(idle).as(context).isNotDone(); // two permits are still held
         assertThat(s.availablePermits()).as(context).isEqualTo(limit - 2);

@@ -17,6 +17,25 @@ public interface BlockingLimiter {
     void guarded(long permits, Section section) throws InterruptedException;
 
     /**
+     * Acquires {@code permits} and hands the grant to the caller, who keeps it (in a field, a request
+     * object, a return value) and gives it back later with {@link #give}: the grant escapes, so the JIT
+     * cannot remove a grant object. Implementations that release by count return a shared token.
+     *
+     * @param permits how many permits to take
+     * @return the grant to give back
+     * @throws InterruptedException if interrupted while waiting
+     */
+    Object take(long permits) throws InterruptedException;
+
+    /**
+     * Gives back a grant obtained through {@link #take}.
+     *
+     * @param grant what {@link #take} returned
+     * @param permits how many permits it holds
+     */
+    void give(Object grant, long permits);
+
+    /**
      * The permits free now, for checks between iterations.
      *
      * @return the permits free now

@@ -128,6 +128,16 @@ public enum Impl {
         }
 
         @Override
+        public Object take(long permits) throws InterruptedException {
+            return semaphore.acquire(permits);
+        }
+
+        @Override
+        public void give(Object grant, long permits) {
+            ((Permit) grant).close();
+        }
+
+        @Override
         public CompletionStage<?> acquire(long permits) {
             return semaphore.acquireAsync(permits);
         }
@@ -167,6 +177,17 @@ public enum Impl {
         }
 
         @Override
+        public Object take(long permits) throws InterruptedException {
+            semaphore.acquire((int) permits);
+            return Boolean.TRUE; // the JDK releases by count: nothing to keep but a token
+        }
+
+        @Override
+        public void give(Object grant, long permits) {
+            semaphore.release((int) permits);
+        }
+
+        @Override
         public long availablePermits() {
             return semaphore.availablePermits();
         }
@@ -187,6 +208,17 @@ public enum Impl {
             } finally {
                 semaphore.release(permits);
             }
+        }
+
+        @Override
+        public Object take(long permits) {
+            semaphore.acquire(permits).toCompletableFuture().join();
+            return Boolean.TRUE;
+        }
+
+        @Override
+        public void give(Object grant, long permits) {
+            semaphore.release(permits);
         }
 
         @Override
@@ -225,6 +257,17 @@ public enum Impl {
             } finally {
                 semaphore.release(permits);
             }
+        }
+
+        @Override
+        public Object take(long permits) {
+            semaphore.acquire(permits).join();
+            return Boolean.TRUE;
+        }
+
+        @Override
+        public void give(Object grant, long permits) {
+            semaphore.release(permits);
         }
 
         @Override

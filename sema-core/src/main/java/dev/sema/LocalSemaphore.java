@@ -43,8 +43,12 @@ final class LocalSemaphore implements Semaphore, StateSource {
      *      only under the lock, in the same CAS that reads `available`, so a release that saw QUEUED clear
      *      (and added its permits without the lock) happened before any waiter decided to queue.
      *  I3: when the lock is free, the head waiter does not fit: a WAITING head requests more than
-     *      available (an idle head: held > 0). Kept by unlockServing(), the one way out of a critical
-     *      section that adds permits or removes waiters: it serves the queue, then unlocks.
+     *      available (an idle head: held > 0), or, under BARGING, it is a blocked thread that was woken
+     *      to take its permits itself (Waiter.woken) and has not yet run. Kept by unlockServed(), the one
+     *      way out of a critical section that adds permits or removes waiters: it serves the queue, then
+     *      unlocks (unlockServing() also finishes the decided waiters; the callers of unlockServed()
+     *      finish them after reporting their own event). A woken head that finds its permits taken by a newcomer clears `woken` under the lock
+     *      and parks again; the next release wakes it again.
      *  I4: every granted permit is held by exactly one Permit or returned; a waiter's outcome is decided
      *      by one CAS on Waiter.status (WAITING -> GRANTED | CANCELLED | CLOSED), and a grant whose future
      *      was completed by someone else first is given back.
@@ -52,7 +56,9 @@ final class LocalSemaphore implements Semaphore, StateSource {
      *  I6: the queue links (Waiter.prev/next) and the done chain (Waiter.nextDone, doneFirst..doneLast)
      *      never share a waiter: a waiter joins the done chain only once decided and unlinked, and the
      *      chain is detached before the lock is released, so it is empty whenever the lock is free. Its
-     *      waiters are finished (unparked, futures completed) outside the lock.
+     *      waiters are finished (unparked, futures completed) outside the lock. A woken head stays queued
+     *      and undecided, so it is not on the chain: its thread is the one `wake` of the section (at most
+     *      one, since serving stops at it), detached and unparked the same way.
      *  I7: every acquire request that ends passes ended() exactly once, with its Outcome: the one place
      *      where outcomes are reported to the listeners (dev.sema.internal.Listeners states their rules:
      *      no clock is read and nothing is called while none is registered).
@@ -68,6 +74,8 @@ final class LocalSemaphore implements Semaphore, StateSource {
      * queued              volatile      volatile, under lock
      * head/tail           under lock    under lock
      * doneFirst/doneLast  under lock    under lock
+     * wake                under lock    under lock
+     * Waiter.woken        volatile      volatile, under lock
      */
 
     static final int SHIFT = 3;
@@ -106,6 +114,8 @@ final class LocalSemaphore implements Semaphore, StateSource {
     private int idleWaiters;
     private Waiter doneFirst;
     private Waiter doneLast;
+    /** BARGING: the thread of the head woken in this critical section, to unpark after it (I6). */
+    private Thread wake;
     final Listeners listeners = new Listeners(this);
 
     LocalSemaphore(String name, long permits, long ceiling, Fairness fairness, LeakDetection leakDetection) {
@@ -342,6 +352,14 @@ final class LocalSemaphore implements Semaphore, StateSource {
             if (st == Waiter.GRANTED) {
                 return true;
             }
+            if (st == Waiter.WAITING && w.woken) {
+                if (takeWoken(w)) {
+                    return true;
+                }
+                // Read the status again before parking: the wake-up that would report a close may have
+                // been used up while this thread waited for the lock in takeWoken.
+                continue;
+            }
             if (st == Waiter.CLOSED) {
                 throw closedWhileWaiting(w);
             }
@@ -375,6 +393,40 @@ final class LocalSemaphore implements Semaphore, StateSource {
             } else {
                 LockSupport.park(this);
             }
+        }
+    }
+
+    /**
+     * BARGING: the woken head thread takes its permits if they are still free. A newcomer may have taken
+     * them first: then it clears {@code woken} and waits on at the head, to be woken by the next release
+     * (I3). Releasing threads thus never hand permits to a parked thread and wait for it to run, so a
+     * thread that releases and acquires again keeps going, as with a non-fair JDK semaphore.
+     *
+     * @return true if granted; false if it must read its status again (closed, or the permits are gone)
+     */
+    private boolean takeWoken(Waiter w) {
+        lock.lock();
+        try {
+            if (w.status != Waiter.WAITING) {
+                return false; // decided meanwhile (closed): the caller reads the outcome
+            }
+            long need = w.permits << SHIFT;
+            for (;;) {
+                long s = state;
+                if (available(s) < w.permits) {
+                    w.woken = false;
+                    return false;
+                }
+                if (casState(s, s - need)) {
+                    break;
+                }
+            }
+            // Only this thread (interrupt, timeout) and holders of the lock decide a blocked waiter: this wins.
+            w.casStatus(Waiter.WAITING, Waiter.GRANTED);
+            unlink(w);
+            return true;
+        } finally {
+            unlockServing();
         }
     }
 
@@ -536,6 +588,7 @@ final class LocalSemaphore implements Semaphore, StateSource {
 
     /** Keeps a forgotten Permit's permits consumed: limit and held both drop (I1), limit not below 0. */
     void forget(long permits) {
+        Waiter done;
         long oldLimit;
         long newLimit;
         lock.lock();
@@ -545,9 +598,10 @@ final class LocalSemaphore implements Semaphore, StateSource {
             limit = newLimit;
             addAvailable(newLimit - oldLimit + permits);
         } finally {
-            unlockServing();
+            done = unlockServed();
         }
-        listeners.limitChanged(oldLimit, newLimit);
+        listeners.limitChanged(oldLimit, newLimit); // before the grants it made are told
+        finish(done);
     }
 
     private void addAvailable(long delta) {
@@ -572,13 +626,19 @@ final class LocalSemaphore implements Semaphore, StateSource {
     /** {@link #unlockServing()} without the finishing: returns the done chain, for the caller to finish. */
     private Waiter unlockServed() {
         Waiter done;
+        Thread woken;
         try {
             serveLocked();
         } finally {
             done = doneFirst;
+            woken = wake;
             doneFirst = null;
             doneLast = null;
+            wake = null;
             lock.unlock();
+        }
+        if (woken != null) {
+            LockSupport.unpark(woken);
         }
         return done;
     }
@@ -589,6 +649,14 @@ final class LocalSemaphore implements Semaphore, StateSource {
             if (w.status != Waiter.WAITING) {
                 unlink(w); // withdrawn; its owner will find it unlinked
                 continue;
+            }
+            if (fairness == Fairness.BARGING && w.future == null && !w.idle) {
+                // A blocked head takes its permits itself (takeWoken); nobody behind it is served first (I5).
+                if (!w.woken && available(state) >= w.permits) {
+                    w.woken = true;
+                    wake = w.thread;
+                }
+                break;
             }
             if (w.idle) {
                 if (limit - available(state) != 0) {
@@ -755,15 +823,17 @@ final class LocalSemaphore implements Semaphore, StateSource {
     public void setPermits(long newLimit) {
         Checks.limit(newLimit, ceiling, name);
         long old;
+        Waiter done;
         lock.lock();
         try {
             old = limit;
             limit = newLimit;
             addAvailable(newLimit - old);
         } finally {
-            unlockServing();
+            done = unlockServed();
         }
-        listeners.limitChanged(old, newLimit);
+        listeners.limitChanged(old, newLimit); // before the grants it made are told
+        finish(done);
     }
 
     @Override
@@ -771,6 +841,7 @@ final class LocalSemaphore implements Semaphore, StateSource {
         Checks.nonNegative("addPermits: n", n);
         long old;
         long added;
+        Waiter done;
         lock.lock();
         try {
             old = limit;
@@ -778,9 +849,10 @@ final class LocalSemaphore implements Semaphore, StateSource {
             limit = old + added;
             addAvailable(added);
         } finally {
-            unlockServing();
+            done = unlockServed();
         }
-        listeners.limitChanged(old, old + added);
+        listeners.limitChanged(old, old + added); // before the grants it made are told
+        finish(done);
         return added;
     }
 
@@ -897,6 +969,11 @@ final class LocalSemaphore implements Semaphore, StateSource {
         Checks.request(permits, ceiling, name);
     }
 
+    /** The lock, for tests that must hold it to stage a race deterministically. */
+    ReentrantLock lockForTests() {
+        return lock;
+    }
+
     /**
      * Checks I1-I3, I6 and the queue's bookkeeping; for tests, at quiescence.
      *
@@ -931,7 +1008,7 @@ final class LocalSemaphore implements Semaphore, StateSource {
             check(((s & QUEUED) != 0) == (head != null), "I2: QUEUED flag disagrees with the queue");
             check(((s & IDLE) != 0) == (idle > 0), "I2: IDLE flag disagrees with the queue");
             if (head != null && head.status == Waiter.WAITING) {
-                check(head.idle ? held > 0 : avail < head.permits,
+                check(head.idle ? held > 0 : avail < head.permits || head.woken,
                         "I3: head waiter fits but is still queued: " + this);
             }
         } finally {

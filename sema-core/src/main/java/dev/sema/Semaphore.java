@@ -32,6 +32,10 @@ import java.util.function.Supplier;
  * permits at once only when nobody is queued, so {@code tryAcquire} returns empty while waiters are
  * queued even if permits are free. With {@link Fairness#BARGING} a new request takes permits whenever
  * enough are available, whatever the queue; the queue itself is still served in strict FIFO order.
+ * There, a release wakes a blocked thread at the head of the queue to take its permits itself rather
+ * than handing them over, so a thread that releases and acquires again keeps running (as with a
+ * non-fair {@code java.util.concurrent.Semaphore}); if a newcomer takes them first, the woken thread
+ * waits on at the head. Async waiters, having no thread to wake, are granted directly.
  *
  * <h2>Requests</h2>
  * A request must be {@code >= 0} and {@code <= maxPermits()}; otherwise the call throws

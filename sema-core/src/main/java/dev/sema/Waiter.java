@@ -37,6 +37,11 @@ final class Waiter {
     WaitEvent jfr;
 
     volatile int status;
+    /**
+     * BARGING, blocked waiters only: unparked to take its permits itself (see LocalSemaphore I3). Written
+     * under the semaphore's lock; read by the waiting thread outside it.
+     */
+    volatile boolean woken;
 
     // Queue links, guarded by the semaphore's lock.
     Waiter prev;

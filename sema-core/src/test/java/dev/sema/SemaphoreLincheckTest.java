@@ -331,6 +331,18 @@ class SemaphoreLincheckTest {
 
     @Test
     @Timeout(120)
+    void bargerRacingWithAWokenHeadLosesNoWakeUp() {
+        explore(40, new BargerRacesWithWokenHead());
+    }
+
+    @Test
+    @Timeout(120)
+    void closeRacingWithAWokenHeadEndsIt() {
+        explore(40, new CloseRacesWithWokenHead());
+    }
+
+    @Test
+    @Timeout(120)
     void raisedLimitAndReleaseServeTheWaiterThenIdle() {
         explore(40, new RaiseAndReleaseServeWaiterThenIdle());
     }
@@ -659,6 +671,73 @@ class SemaphoreLincheckTest {
             next.join().close();
             p.close();
             checkAllBack(s, 2);
+        }
+    }
+
+    /**
+     * BARGING: the release wakes the blocked head to take the permit itself while a newcomer barges in and
+     * may take it first; the head must then wait on and be woken again by the newcomer's release.
+     */
+    static final class BargerRacesWithWokenHead implements Runnable {
+        @Override
+        public void run() {
+            Semaphore s = semaphore(1, 1, Fairness.BARGING);
+            Permit p = s.tryAcquire(1).orElseThrow();
+            BlockingAcquire head = new BlockingAcquire(s, 1);
+            Thread h = start(head);
+            while (s.queueLength() == 0) {
+                Thread.yield(); // the head is queued before the race starts
+            }
+            Thread barger = start(new BargeAndClose(s));
+            p.close();
+            join(h, barger); // a lost wake-up leaves the head parked for good: Lincheck reports the deadlock
+            check(head.granted, "head waiter failed with " + head.failed);
+            checkAllBack(s, 1);
+            check(s.queueLength() == 0, "queue not empty: " + s);
+        }
+    }
+
+    /**
+     * BARGING: the release wakes the blocked head while close() fails it; whichever wins, the head ends
+     * (granted, or failed by the close) and no permit is lost. A wake-up used up by the head's wait for
+     * the lock must not leave it parked.
+     */
+    static final class CloseRacesWithWokenHead implements Runnable {
+        @Override
+        public void run() {
+            Semaphore s = semaphore(1, 1, Fairness.BARGING);
+            Permit p = s.tryAcquire(1).orElseThrow();
+            BlockingAcquire head = new BlockingAcquire(s, 1);
+            Thread h = start(head);
+            while (s.queueLength() == 0) {
+                Thread.yield(); // the head is queued before the race starts
+            }
+            Thread closer = start(s::close);
+            p.close();
+            join(h, closer); // a head left parked: Lincheck reports the deadlock
+            check(head.granted || head.failed instanceof SemaphoreClosedException,
+                    "head waiter ended with " + head.failed);
+            check(s.availablePermits() == 1 && s.queueLength() == 0, "permits not all back: " + s);
+        }
+    }
+
+    static final class BargeAndClose implements Runnable {
+        final Semaphore s;
+
+        BargeAndClose(Semaphore s) {
+            this.s = s;
+        }
+
+        @Override
+        public void run() {
+            for (;;) { // until it gets the permit: before the woken head, or after the head closed its own
+                Optional<Permit> got = s.tryAcquire(1);
+                if (got.isPresent()) {
+                    got.get().close();
+                    return;
+                }
+                Thread.yield();
+            }
         }
     }
 

@@ -211,4 +211,78 @@ class WakeUpTest {
         assertThat(problems).isEmpty();
         checkInvariants(s);
     }
+
+    @Test
+    void bargingHeadThatLosesItsPermitsToANewcomerIsWokenAgainByTheNextRelease() throws Exception {
+        int barged = 0;
+        for (int round = 0; round < 50; round++) {
+            Semaphore s = Semaphore.builder().permits(1).fairness(Fairness.BARGING).build();
+            Permit p = s.acquire();
+            AtomicInteger got = new AtomicInteger();
+            Thread head = Thread.ofPlatform().start(() -> {
+                try (Permit q = s.acquire()) {
+                    got.incrementAndGet();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            Waiting.untilQueued(s, 1);
+            Waiting.untilParked(head);
+            p.close(); // wakes the head to take the permit itself...
+            var newcomer = s.tryAcquire(); // ...which a newcomer may take first
+            if (newcomer.isPresent()) {
+                barged++;
+                // Give the woken head time to find nothing and park again (the outcome must be the same if it
+                // has not): it must then be woken by this release.
+                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+                newcomer.get().close();
+            }
+            head.join(Waiting.PATIENCE.toMillis());
+            assertThat(head.isAlive()).as("head waiter left parked after the newcomer released (round %d)", round)
+                    .isFalse();
+            assertThat(got.get()).isEqualTo(1);
+            assertThat(s.availablePermits()).isEqualTo(1);
+            checkInvariants(s);
+        }
+        // The releasing thread nearly always wins the race to the permit: the case above really ran.
+        assertThat(barged).as("rounds in which the newcomer barged").isPositive();
+    }
+
+    /**
+     * The hang of the first BARGING wake-and-compete release: the woken head waits for the lock in
+     * takeWoken while close() fails it, and the unpark that reports the close is used up by that lock wait.
+     * The head must still read its status again and throw, not park until its (5-minute) timeout.
+     */
+    @Test
+    void wokenHeadClosedWhileWaitingForTheLockThrowsInsteadOfParking() throws Exception {
+        LocalSemaphore s = (LocalSemaphore) Semaphore.builder().permits(1).fairness(Fairness.BARGING).build();
+        Permit p = s.acquire();
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread head = Thread.ofPlatform().name("woken-head").start(() -> {
+            try {
+                s.acquire(1, Duration.ofMinutes(5)).close();
+                outcome.set(new AssertionError("granted after close"));
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        });
+        Waiting.untilQueued(s, 1);
+        Waiting.untilParked(head);
+        java.util.concurrent.locks.ReentrantLock lock = s.lockForTests();
+        lock.lock();
+        try {
+            p.close(); // wakes the head (the lock is reentrant), which then waits for the lock this thread holds
+            Waiting.until("the woken head waits for the lock", () -> lock.hasQueuedThread(head));
+            s.close(); // fails the head and unparks it: the lock wait takes that unpark and parks again
+            Waiting.until("the head parked again in the lock wait",
+                    () -> head.getState() == Thread.State.WAITING && lock.hasQueuedThread(head));
+        } finally {
+            lock.unlock();
+        }
+        head.join(Waiting.PATIENCE);
+        assertThat(head.isAlive()).as("woken head left parked after close: " + s).isFalse();
+        assertThat(outcome.get()).isInstanceOf(SemaphoreClosedException.class);
+        assertThat(s.availablePermits()).isEqualTo(1);
+        checkInvariants(s);
+    }
 }

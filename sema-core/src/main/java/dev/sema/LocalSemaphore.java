@@ -28,13 +28,16 @@ final class LocalSemaphore implements Semaphore, StateSource {
     /*
      * Implementation overview
      *
-     * State word (`state`, one long): available permits, signed, in bits 63..3, and three flags:
-     *   CLOSED (bit 0)  close() was called.
-     *   QUEUED (bit 1)  the queue is not empty.
-     *   IDLE   (bit 2)  an awaitIdle waiter is queued (barging arrivals must queue behind it).
+     * State word (`state`, one long): available permits, signed, in bits 63..4, and four flags:
+     *   CLOSED     (bit 0)  close() was called.
+     *   QUEUED     (bit 1)  the queue is not empty.
+     *   IDLE       (bit 2)  an awaitIdle waiter is queued (barging arrivals must queue behind it).
+     *   HEAD_WOKEN (bit 3)  BARGING: the head is a blocked thread woken to take its permits itself.
      * One plain read therefore tells the fast path "enough free, nobody queued, open": for FIFO the
-     * mask is CLOSED|QUEUED|IDLE, for BARGING CLOSED|IDLE. Since |available| <= MAX_PERMITS = 2^50,
-     * available << 3 never overflows.
+     * mask is CLOSED|QUEUED|IDLE, for BARGING CLOSED|IDLE. A release may add its permits without the
+     * lock while QUEUED is clear, or while HEAD_WOKEN is set (the woken head takes them when it runs, and
+     * then serves the waiters behind it).
+     * Since |available| <= MAX_PERMITS = 2^50, available << 4 never overflows.
      *
      * Invariants:
      *  I1: available == limit - held, where held (>= 0) is what unreleased Permits hold; limit is in
@@ -42,6 +45,11 @@ final class LocalSemaphore implements Semaphore, StateSource {
      *  I2: QUEUED is set iff the queue is not empty, IDLE iff it holds an idle waiter. Both are changed
      *      only under the lock, in the same CAS that reads `available`, so a release that saw QUEUED clear
      *      (and added its permits without the lock) happened before any waiter decided to queue.
+     *      HEAD_WOKEN set implies the head is a woken, blocked thread. It is set only under the lock, and
+     *      cleared only by a CAS on a state in which the decision that ends it still holds (the head took
+     *      its permits, found none, or a new head does not fit), so a release that added permits without
+     *      the lock either came before that decision, which then sees them, or finds the flag clear and
+     *      serves the queue under the lock.
      *  I3: when the lock is free, the head waiter does not fit: a WAITING head requests more than
      *      available (an idle head: held > 0), or, under BARGING, it is a blocked thread that was woken
      *      to take its permits itself (Waiter.woken) and has not yet run. Kept by unlockServed(), the one
@@ -78,11 +86,12 @@ final class LocalSemaphore implements Semaphore, StateSource {
      * Waiter.woken        volatile      volatile, under lock
      */
 
-    static final int SHIFT = 3;
+    static final int SHIFT = 4;
     static final long CLOSED = 1L;
     static final long QUEUED = 2L;
     static final long IDLE = 4L;
-    private static final long FLAGS = CLOSED | QUEUED | IDLE;
+    static final long HEAD_WOKEN = 8L;
+    private static final long FLAGS = CLOSED | QUEUED | IDLE | HEAD_WOKEN;
 
     private static final VarHandle STATE;
     private static final AtomicLong NAMES = new AtomicLong();
@@ -123,7 +132,7 @@ final class LocalSemaphore implements Semaphore, StateSource {
         this.leakDetection = leakDetection == LeakDetection.OFF ? null : leakDetection;
         this.ceiling = ceiling;
         this.fairness = fairness;
-        this.fastMask = fairness == Fairness.FIFO ? FLAGS : (CLOSED | IDLE);
+        this.fastMask = fairness == Fairness.FIFO ? (CLOSED | QUEUED | IDLE) : (CLOSED | IDLE);
         this.limit = permits;
         this.state = permits << SHIFT;
     }
@@ -413,11 +422,15 @@ final class LocalSemaphore implements Semaphore, StateSource {
             long need = w.permits << SHIFT;
             for (;;) {
                 long s = state;
+                // keeps I2: both ways out end HEAD_WOKEN in the CAS that read `available`
                 if (available(s) < w.permits) {
-                    w.woken = false;
-                    return false;
+                    if ((s & HEAD_WOKEN) == 0 || casState(s, s & ~HEAD_WOKEN)) {
+                        w.woken = false;
+                        return false;
+                    }
+                    continue; // a release added permits without the lock: look again
                 }
-                if (casState(s, s - need)) {
+                if (casState(s, (s - need) & ~HEAD_WOKEN)) {
                     break;
                 }
             }
@@ -563,12 +576,15 @@ final class LocalSemaphore implements Semaphore, StateSource {
         }
     }
 
-    /** The release without the lock, allowed while nobody is queued (I2); false when someone is. */
+    /**
+     * The release without the lock, allowed while nobody is queued or the head is a woken thread that
+     * will take them itself (I2); false when the queue must be served under the lock.
+     */
     private boolean tryReleaseFast(long permits) {
         long add = permits << SHIFT;
         for (;;) {
             long s = state;
-            if ((s & QUEUED) != 0) {
+            if ((s & (QUEUED | HEAD_WOKEN)) == QUEUED) {
                 return false;
             }
             if (casState(s, s + add)) {
@@ -645,6 +661,12 @@ final class LocalSemaphore implements Semaphore, StateSource {
 
     /** Grants head waiters while they fit (I3, I5), moving each to the done chain (I6). */
     private void serveLocked() {
+        do {
+            serveHeadsLocked();
+        } while (!updateFlagsLocked());
+    }
+
+    private void serveHeadsLocked() {
         for (Waiter w = head; w != null; w = head) {
             if (w.status != Waiter.WAITING) {
                 unlink(w); // withdrawn; its owner will find it unlinked
@@ -656,11 +678,11 @@ final class LocalSemaphore implements Semaphore, StateSource {
                     w.woken = true;
                     wake = w.thread;
                 }
-                break;
+                return;
             }
             if (w.idle) {
                 if (limit - available(state) != 0) {
-                    break;
+                    return;
                 }
                 if (!w.casStatus(Waiter.WAITING, Waiter.GRANTED)) {
                     unlink(w);
@@ -672,7 +694,6 @@ final class LocalSemaphore implements Semaphore, StateSource {
                 do {
                     s = state;
                     if (available(s) < w.permits) {
-                        updateFlagsLocked();
                         return;
                     }
                 } while (!casState(s, s - need));
@@ -685,7 +706,6 @@ final class LocalSemaphore implements Semaphore, StateSource {
             unlink(w);
             decidedLocked(w);
         }
-        updateFlagsLocked();
     }
 
     /** Appends a decided, unlinked waiter to the done chain (I6). */
@@ -806,13 +826,24 @@ final class LocalSemaphore implements Semaphore, StateSource {
         queued = queued - 1;
     }
 
-    /** keeps I2 */
-    private void updateFlagsLocked() {
-        long flags = (head != null ? QUEUED : 0) | (idleWaiters > 0 ? IDLE : 0);
+    /**
+     * keeps I2, after serving: sets the flags from the queue. HEAD_WOKEN is cleared only by a CAS on a
+     * state in which the head still does not fit; if permits came in without the lock meanwhile, it
+     * returns false and the queue is served again.
+     */
+    private boolean updateFlagsLocked() {
+        Waiter h = head;
+        boolean headWoken = h != null && h.woken && h.status == Waiter.WAITING;
+        long flags = (h != null ? QUEUED : 0) | (idleWaiters > 0 ? IDLE : 0) | (headWoken ? HEAD_WOKEN : 0);
         for (;;) {
             long s = state;
-            if ((s & (QUEUED | IDLE)) == flags || casState(s, (s & ~(QUEUED | IDLE)) | flags)) {
-                return;
+            if ((s & HEAD_WOKEN) != 0 && !headWoken && h != null && h.status == Waiter.WAITING
+                    && (h.idle ? limit - available(s) == 0 : available(s) >= h.permits)) {
+                return false;
+            }
+            long next = (s & ~(QUEUED | IDLE | HEAD_WOKEN)) | flags;
+            if (s == next || casState(s, next)) {
+                return true;
             }
         }
     }
@@ -1007,6 +1038,8 @@ final class LocalSemaphore implements Semaphore, StateSource {
             check(idle == idleWaiters, "queue: idle count " + idleWaiters + " but " + idle + " linked");
             check(((s & QUEUED) != 0) == (head != null), "I2: QUEUED flag disagrees with the queue");
             check(((s & IDLE) != 0) == (idle > 0), "I2: IDLE flag disagrees with the queue");
+            check((s & HEAD_WOKEN) == 0 || (head != null && head.woken),
+                    "I2: HEAD_WOKEN set but the head is not a woken thread: " + this);
             if (head != null && head.status == Waiter.WAITING) {
                 check(head.idle ? held > 0 : avail < head.permits || head.woken,
                         "I3: head waiter fits but is still queued: " + this);

@@ -343,6 +343,12 @@ class SemaphoreLincheckTest {
 
     @Test
     @Timeout(120)
+    void releasesWithoutTheLockWhileTheHeadIsWokenServeTheWaitersBehindIt() {
+        explore(40, new ReleasesBehindWokenHead());
+    }
+
+    @Test
+    @Timeout(120)
     void raisedLimitAndReleaseServeTheWaiterThenIdle() {
         explore(40, new RaiseAndReleaseServeWaiterThenIdle());
     }
@@ -718,6 +724,35 @@ class SemaphoreLincheckTest {
             check(head.granted || head.failed instanceof SemaphoreClosedException,
                     "head waiter ended with " + head.failed);
             check(s.availablePermits() == 1 && s.queueLength() == 0, "permits not all back: " + s);
+        }
+    }
+
+    /**
+     * BARGING: one release wakes the blocked head; a second release, racing with it, may add its permit
+     * without the lock while the head is woken (HEAD_WOKEN). The head takes one permit and must then serve
+     * the second waiter with the other, whichever order the releases, the head and the barger run in.
+     */
+    static final class ReleasesBehindWokenHead implements Runnable {
+        @Override
+        public void run() {
+            Semaphore s = semaphore(2, 2, Fairness.BARGING);
+            Permit p1 = s.tryAcquire(1).orElseThrow();
+            Permit p2 = s.tryAcquire(1).orElseThrow();
+            BlockingAcquire head = new BlockingAcquire(s, 1);
+            Thread h = start(head);
+            while (s.queueLength() == 0) {
+                Thread.yield();
+            }
+            BlockingAcquire second = new BlockingAcquire(s, 1);
+            Thread w = start(second);
+            while (s.queueLength() < 2) {
+                Thread.yield();
+            }
+            Thread r2 = start(p2::close);
+            p1.close();
+            join(h, w, r2); // a permit added without the lock and never served: Lincheck reports the deadlock
+            check(head.granted && second.granted, "waiters ended with " + head.failed + ", " + second.failed);
+            checkAllBack(s, 2);
         }
     }
 

@@ -1,0 +1,144 @@
+package dev.sema.bench;
+
+import dev.sema.Permit;
+import dev.sema.Rejection;
+import dev.sema.Semaphore;
+import dev.sema.SemaphoreListener;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+
+/**
+ * Benchmark 8, what observing a semaphore costs: the same operations with no listener, with a listener
+ * that counts in {@link LongAdder}s (about the work a metrics binding does per event, without a registry).
+ * Read each time against {@code NONE} in the same run.
+ *
+ * <ul>
+ * <li>{@code uncontended}: acquire 1 permit and release it, the permit kept in try-with-resources (one
+ *     {@code acquired} and one {@code released} event per operation).</li>
+ * <li>{@code queuedGrant}: one async request queues behind the permit this thread holds; releasing it
+ *     grants the request, whose permit is kept for the next round (a queued grant: its wait is timed).</li>
+ * </ul>
+ *
+ * <p>Run: {@code java -jar sema-benchmarks/target/benchmarks.jar ListenerCostBenchmark -prof gc}.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@State(Scope.Thread)
+@Threads(1)
+public class ListenerCostBenchmark {
+
+    /** How the semaphore is observed. */
+    @Param({"NONE", "COUNTING"})
+    public Observer observer;
+
+    private Semaphore semaphore;
+    private AutoCloseable binding;
+    private Permit held;
+
+    /** A fresh semaphore with 1 permit, observed as asked. */
+    @Setup(Level.Iteration)
+    public void setUp() {
+        semaphore = Semaphore.builder().permits(1).build();
+        binding = observer.observe(semaphore);
+    }
+
+    /** Gives back what a queued-grant run still holds, unbinds, and checks that every permit is back. */
+    @TearDown(Level.Iteration)
+    public void tearDown() throws Exception {
+        if (held != null) {
+            held.close();
+            held = null;
+        }
+        binding.close();
+        if (semaphore.availablePermits() != 1) {
+            throw new IllegalStateException("permits missing: " + semaphore);
+        }
+    }
+
+    /**
+     * An uncontended acquire and release.
+     *
+     * @throws InterruptedException never: the permit is always free
+     */
+    @Benchmark
+    public void uncontended() throws InterruptedException {
+        try (Permit p = semaphore.acquire()) {
+            // nothing: the cost of the grant and the release themselves
+        }
+    }
+
+    /**
+     * A request that queues, then is granted by the release of the permit this thread holds.
+     *
+     * @return the grant, kept for the next round
+     * @throws InterruptedException never: the first round's permit is free
+     */
+    @Benchmark
+    public Permit queuedGrant() throws InterruptedException {
+        Permit mine = held != null ? held : semaphore.acquire();
+        CompletableFuture<Permit> next = semaphore.acquireAsync(1); // queues: the permit is held
+        mine.close(); // grants it, completing the future on this thread
+        held = next.getNow(null);
+        return held;
+    }
+
+    /** The ways to observe the semaphore. */
+    public enum Observer {
+        /** No listener: the engine reads no clock and calls nothing. */
+        NONE {
+            @Override
+            AutoCloseable observe(Semaphore s) {
+                return () -> {
+                };
+            }
+        },
+        /** A listener that adds to counters: the events' own cost plus a minimal amount of work. */
+        COUNTING {
+            @Override
+            AutoCloseable observe(Semaphore s) {
+                CountingListener l = new CountingListener();
+                s.addListener(l);
+                return () -> s.removeListener(l);
+            }
+        };
+
+        abstract AutoCloseable observe(Semaphore s);
+    }
+
+    static final class CountingListener implements SemaphoreListener {
+        final LongAdder acquired = new LongAdder();
+        final LongAdder waited = new LongAdder();
+        final LongAdder released = new LongAdder();
+        final LongAdder held = new LongAdder();
+        final LongAdder rejected = new LongAdder();
+
+        @Override
+        public void acquired(Semaphore semaphore, long permits, long waitNanos) {
+            acquired.increment();
+            waited.add(waitNanos);
+        }
+
+        @Override
+        public void rejected(Semaphore semaphore, long permits, Rejection why, long waitNanos) {
+            rejected.increment();
+        }
+
+        @Override
+        public void released(Semaphore semaphore, long permits, long heldNanos) {
+            released.increment();
+            held.add(heldNanos);
+        }
+    }
+}

@@ -91,6 +91,12 @@ final class LocalSemaphore implements Semaphore, StateSource {
     static final long QUEUED = 2L;
     static final long IDLE = 4L;
     static final long HEAD_WOKEN = 8L;
+    /**
+     * How long a platform thread alone in the queue spins (spin-wait hints) before it parks: a hand-off
+     * then reaches it running, not parked. Measured at limit 1 with 2 platform threads: about 5 against
+     * 0.06-0.17 grants per microsecond without it; no change with 4 threads (where it does not spin).
+     */
+    private static final int SPINS = 1_000;
     private static final long FLAGS = CLOSED | QUEUED | IDLE | HEAD_WOKEN;
 
     private static final VarHandle STATE;
@@ -356,6 +362,13 @@ final class LocalSemaphore implements Semaphore, StateSource {
      * caller's to record), false on timeout; throws on interrupt (after withdrawing) or close.
      */
     private boolean awaitGrant(Waiter w, boolean timed, long deadline) throws InterruptedException {
+        // A bounded spin for a platform thread alone in the queue, never for a virtual thread (its carrier
+        // serves others) nor behind other waiters (they are served first).
+        if (queued == 1 && !Thread.currentThread().isVirtual()) {
+            for (int i = 0; i < SPINS && w.status == Waiter.WAITING && !w.woken; i++) {
+                Thread.onSpinWait();
+            }
+        }
         for (;;) {
             int st = w.status;
             if (st == Waiter.GRANTED) {

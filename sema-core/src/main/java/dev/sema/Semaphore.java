@@ -81,7 +81,9 @@ import java.util.function.Supplier;
  * that returns.
  *
  * <h2>Wake-ups</h2>
- * Blocked threads park, never spin, and never pin a virtual thread. Futures are completed outside
+ * Blocked threads park and never pin a virtual thread. A virtual thread never spins; a platform thread
+ * that is alone in the queue spins briefly (about a thousand spin-wait hints, microseconds) before it
+ * parks, so that a hand-off reaches it running. Futures are completed outside
  * every internal lock, on the thread whose release or resize made the grant possible (or the thread
  * that cancelled). A release that lets many async waiters run never recurses without bound: grants
  * made by continuations are completed inline up to 16 levels deep, then iteratively, after the

@@ -3,6 +3,7 @@ package dev.sema;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sema.internal.Outcome;
 import java.time.Duration;
@@ -44,10 +45,15 @@ import org.junit.jupiter.params.provider.EnumSource;
 class SemaphoreStressTest {
     private static final int PLATFORM_THREADS = 8;
     private static final int VIRTUAL_THREADS = 2_000;
-    private static final int PLATFORM_OPS = 3_000;
-    private static final int VIRTUAL_OPS = 40;
+    /**
+     * Multiplies the random race's operations (and its time bound): 1 in every build (about 10^5
+     * operations per fairness); {@code -Dsema.stress.scale=100} runs about 10^7.
+     */
+    private static final int SCALE = Integer.getInteger("sema.stress.scale", 1);
+    private static final int PLATFORM_OPS = 3_000 * SCALE;
+    private static final int VIRTUAL_OPS = 40 * SCALE;
     private static final long CEILING = 16;
-    private static final Duration JOIN_WITHIN = Duration.ofSeconds(60);
+    private static final Duration JOIN_WITHIN = Duration.ofSeconds(60L * SCALE);
     private static final int MAX_RESIZES = 1 << 17;
 
     /** Thrown into futures by the test itself (completeExceptionally). */
@@ -65,8 +71,12 @@ class SemaphoreStressTest {
 
     @ParameterizedTest
     @EnumSource(Fairness.class)
-    @Timeout(120)
-    void heldPermitsNeverExceedTheLimitUnderRandomRaces(Fairness fairness) throws Exception {
+    @Timeout(value = 120 * 1_000, unit = TimeUnit.SECONDS) // the real bound is the preemptive one below
+    void heldPermitsNeverExceedTheLimitUnderRandomRaces(Fairness fairness) {
+        assertTimeoutPreemptively(Duration.ofSeconds(120L * SCALE), () -> randomRace(fairness));
+    }
+
+    private static void randomRace(Fairness fairness) throws Exception {
         long seed = StressSeed.of("heldPermitsNeverExceedTheLimitUnderRandomRaces(" + fairness + ")");
         Semaphore s = Semaphore.builder().permits(CEILING).maxPermits(CEILING).fairness(fairness)
                 .name("stress-" + fairness).build();

@@ -34,8 +34,7 @@ public abstract class GivingUpFuture<T> extends CompletableFuture<T> {
      * request end: read from the future's final state, so that of two racing completions from outside the
      * one that completed the future names the outcome. Does nothing unless overridden.
      *
-     * @param how {@link Outcome#TIMEOUT} if the future failed with a {@code TimeoutException}, else
-     *        {@link Outcome#CANCELLED}
+     * @param how as {@link #givenUpAs()} reads it
      */
     protected void gaveUp(Outcome how) {
     }
@@ -44,11 +43,16 @@ public abstract class GivingUpFuture<T> extends CompletableFuture<T> {
      * How the caller sees this future end, once it was completed from outside.
      *
      * @return {@link Outcome#TIMEOUT} if it failed with a {@code TimeoutException} (an {@code orTimeout},
-     *         or the engine's own timer), else {@link Outcome#CANCELLED}
+     *         or the engine's own timer), {@link Outcome#INTERRUPTED} with an {@code InterruptedException}
+     *         (a blocked caller that waits on the future was interrupted), else {@link Outcome#CANCELLED}
      */
     public final Outcome givenUpAs() {
-        return state() == State.FAILED && exceptionNow() instanceof TimeoutException
-                ? Outcome.TIMEOUT : Outcome.CANCELLED;
+        if (state() != State.FAILED) {
+            return Outcome.CANCELLED;
+        }
+        Throwable failure = exceptionNow();
+        return failure instanceof TimeoutException ? Outcome.TIMEOUT
+                : failure instanceof InterruptedException ? Outcome.INTERRUPTED : Outcome.CANCELLED;
     }
 
     /**

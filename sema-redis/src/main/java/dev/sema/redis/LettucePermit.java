@@ -1,8 +1,7 @@
 package dev.sema.redis;
 
 import dev.sema.Permit;
-import java.util.List;
-import java.util.Objects;
+import dev.sema.internal.Checks;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -20,6 +19,8 @@ final class LettucePermit implements RedisPermit {
     private final long serial = SERIALS.incrementAndGet(); // lock order for merge
     private final ReentrantLock lock = new ReentrantLock();
     private final CompletableFuture<Void> lost = new CompletableFuture<>();
+    /** When it was granted, if a listener was registered then (Listeners.UNTIMED otherwise). */
+    private final long grantedAt;
 
     /* Written under lock, read freely. */
     private volatile String grantId;
@@ -28,8 +29,10 @@ final class LettucePermit implements RedisPermit {
     private volatile long deadline; // local lease deadline, nanoTime (L3)
     private volatile long epoch;    // odd while an operation is in flight (L4)
 
-    LettucePermit(LettuceSemaphore semaphore, String grantId, long permits, long token, long deadline) {
+    LettucePermit(LettuceSemaphore semaphore, String grantId, long permits, long token, long deadline,
+            long grantedAt) {
         this.semaphore = semaphore;
+        this.grantedAt = grantedAt;
         this.grantId = grantId;
         this.held = permits;
         this.token = token;
@@ -54,11 +57,34 @@ final class LettucePermit implements RedisPermit {
     @Override
     public void close() {
         String id;
+        long n;
         lock.lock();
         try {
-            if (held == 0) {
+            n = held;
+            if (n == 0) {
                 return;
             }
+            id = grantId;
+            held = 0;
+            grantId = null;
+            epoch += 2;
+            if (id != null) {
+                unregister(id, this);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (id != null) {
+            semaphore.releaseQuietly(id);
+        }
+        semaphore.listeners().released(n, grantedAt);
+    }
+
+    /** Gives a grant that nobody received back (its caller gave up first), without a {@code released} event. */
+    void discard() {
+        String id;
+        lock.lock();
+        try {
             id = grantId;
             held = 0;
             grantId = null;
@@ -78,48 +104,49 @@ final class LettucePermit implements RedisPermit {
     public void release(long permits) {
         lock.lock();
         try {
-            check("release", permits);
+            Checks.part("release", permits, held, this);
             if (permits == 0) {
                 return;
             }
             if (permits == held) {
                 String id = grantId;
                 // NOT_HELD is fine here: the lease had ended (already reported), or this is a re-sent release.
-                run("release(" + permits + ")", Script.RELEASE, id, "", "0");
+                run("release(" + permits + ")", semaphore.protocol().release(blank(id), "", 0));
                 held = 0;
                 grantId = null;
                 unregister(id, this);
-                return;
-            }
-            String old = grantId;
-            String rest = semaphore.nextId();
-            List<Object> r = run("release(" + permits + ")", Script.RELEASE, old, rest, Long.toString(permits));
-            held -= permits;
-            if (ok(r)) {
-                moveTo(old, rest);
             } else {
-                markLost("release(" + permits + "): Redis no longer holds grant " + old);
+                String old = grantId;
+                String rest = semaphore.nextId();
+                boolean ok = run("release(" + permits + ")", semaphore.protocol().release(blank(old), rest, permits));
+                held -= permits;
+                if (ok) {
+                    moveTo(old, rest);
+                } else {
+                    markLost("release(" + permits + "): Redis no longer holds grant " + old);
+                }
             }
         } finally {
             lock.unlock();
         }
+        semaphore.listeners().released(permits, grantedAt);
     }
 
     @Override
     public Permit split(long permits) {
         lock.lock();
         try {
-            check("split", permits);
+            Checks.part("split", permits, held, this);
             if (permits == 0) {
-                return new LettucePermit(semaphore, null, 0, token, deadline);
+                return new LettucePermit(semaphore, null, 0, token, deadline, grantedAt);
             }
             String old = grantId;
             String keep = permits < held ? semaphore.nextId() : "";
             String part = semaphore.nextId();
-            List<Object> r = run("split(" + permits + ")", Script.SPLIT, old, keep, part, Long.toString(permits));
+            boolean ok = run("split(" + permits + ")", semaphore.protocol().split(blank(old), keep, part, permits));
             held -= permits;
-            LettucePermit p = new LettucePermit(semaphore, part, permits, token, deadline);
-            if (ok(r)) {
+            LettucePermit p = new LettucePermit(semaphore, part, permits, token, deadline, grantedAt);
+            if (ok) {
                 moveTo(old, keep.isEmpty() ? null : keep);
                 semaphore.held.put(part, p);
             } else {
@@ -135,14 +162,9 @@ final class LettucePermit implements RedisPermit {
 
     @Override
     public void merge(Permit other) {
-        Objects.requireNonNull(other, "other");
-        if (other == this) {
-            throw new IllegalArgumentException("cannot merge a permit into itself: " + this);
-        }
-        if (!(other instanceof LettucePermit that) || that.semaphore != semaphore) {
-            throw new IllegalArgumentException("cannot merge " + other + " into " + this
-                    + ": it belongs to another semaphore (or another handle of it)");
-        }
+        Checks.merge(this, other, other instanceof LettucePermit p && p.semaphore == semaphore,
+                " (or another handle of it)");
+        LettucePermit that = (LettucePermit) other;
         LettucePermit first = serial < that.serial ? this : that;
         LettucePermit second = first == this ? that : this;
         first.lock.lock();
@@ -156,9 +178,9 @@ final class LettucePermit implements RedisPermit {
             String b = that.grantId;
             String merged = semaphore.nextId();
             that.epoch++;
-            List<Object> r;
+            Protocol.Merged r;
             try {
-                r = run("merge", Script.MERGE, a == null ? "" : a, b, merged);
+                r = run("merge", semaphore.protocol().merge(blank(a), blank(b), merged));
             } finally {
                 that.epoch++;
             }
@@ -167,14 +189,13 @@ final class LettucePermit implements RedisPermit {
             that.held = 0;
             that.grantId = null;
             unregister(b, that);
-            if (ok(r)) {
-                token = LettuceSemaphore.num(r.get(1));
+            if (r.held()) {
+                token = r.token();
                 deadline = wasEmpty ? that.deadline : Math.min(deadline - that.deadline, 0) + that.deadline;
-                long mask = LettuceSemaphore.num(r.get(3));
-                if ((mask & 2) != 0) {
+                if ((r.lost() & Protocol.LOST_OTHER) != 0) {
                     that.markLost("merge: Redis no longer held grant " + b);
                 }
-                if ((mask & 1) != 0) {
+                if ((r.lost() & Protocol.LOST_TARGET) != 0) {
                     markLost("merge: Redis no longer held grant " + a);
                 }
                 moveTo(a, merged);
@@ -190,28 +211,32 @@ final class LettucePermit implements RedisPermit {
 
     @Override
     public void forget() {
+        Protocol.LimitChange change;
         lock.lock();
         try {
             if (held == 0) {
                 return;
             }
             String id = grantId;
-            List<Object> r = run("forget()", Script.FORGET, id);
+            change = run("forget()", semaphore.protocol().forget(blank(id)));
             held = 0;
             grantId = null;
             unregister(id, this);
-            if (!ok(r)) {
+            if (change == null) {
                 markLost("forget(): Redis no longer holds grant " + id + "; its permits already came back");
             }
         } finally {
             lock.unlock();
+        }
+        if (change != null) {
+            semaphore.listeners().limitChanged(change.oldLimit(), change.newLimit());
         }
     }
 
     // ---------------------------------------------------------------- for the semaphore
 
     /** The grant as it may be renewed now, or null while an operation is in flight or nothing is held. */
-    LettuceSemaphore.HeldSnapshot snapshot() {
+    Heartbeat.HeldSnapshot snapshot() {
         if (!lock.tryLock()) {
             return null;
         }
@@ -220,7 +245,7 @@ final class LettucePermit implements RedisPermit {
             if (id == null || (epoch & 1) != 0 || lost.isDone()) {
                 return null;
             }
-            return new LettuceSemaphore.HeldSnapshot(this, id, epoch);
+            return new Heartbeat.HeldSnapshot(this, id, epoch);
         } finally {
             lock.unlock();
         }
@@ -282,18 +307,19 @@ final class LettucePermit implements RedisPermit {
 
     // ---------------------------------------------------------------- helpers (under lock)
 
-    private List<Object> run(String what, Script script, String... args) {
-        for (int i = 0; i < args.length; i++) {
-            if (args[i] == null) {
-                args[i] = ""; // no grant (its lease was lost before a merge): the script answers NOT_HELD
-            }
-        }
+    /** Waits for one script's reply, with the epoch odd meanwhile (L4: renewals of the old id are ignored). */
+    private <T> T run(String what, CompletableFuture<T> reply) {
         epoch++;
         try {
-            return semaphore.callSync(what, script, args);
+            return semaphore.sync(what, reply);
         } finally {
             epoch++;
         }
+    }
+
+    /** No grant (its lease was lost before a merge) is sent as "": the script answers NOT_HELD. */
+    private static String blank(String id) {
+        return id == null ? "" : id;
     }
 
     private void moveTo(String old, String now) {
@@ -322,17 +348,6 @@ final class LettucePermit implements RedisPermit {
         }
     }
 
-    private static boolean ok(List<Object> r) {
-        return "OK".equals(LettuceSemaphore.str(r.get(0)));
-    }
-
-    private void check(String what, long permits) {
-        long current = held;
-        if (permits < 0 || permits > current) {
-            throw new IllegalArgumentException(what + "(" + permits + "): must be between 0 and the " + current
-                    + " permits held by " + this);
-        }
-    }
 
     @Override
     public String toString() {

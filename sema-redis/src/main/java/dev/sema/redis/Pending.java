@@ -1,6 +1,8 @@
 package dev.sema.redis;
 
-import java.util.concurrent.CompletableFuture;
+import dev.sema.internal.GivingUpFuture;
+import dev.sema.internal.Outcome;
+import dev.sema.internal.WaitEvent;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -22,6 +24,11 @@ final class Pending<T> {
     private final AtomicInteger status = new AtomicInteger(WAITING);
     /** When the last request that found this waiter still queued in Redis was sent (nanoTime). */
     volatile long queuedSeenAt;
+    /** When it was sent, if a listener was registered then (else Listeners.UNTIMED). */
+    long queuedAt;
+    /** Its JFR wait, if a recording wanted one when it was sent. */
+    WaitEvent jfr;
+    private volatile boolean everQueued;
 
     Pending(LettuceSemaphore semaphore, String id, long permits, boolean idle) {
         this.semaphore = semaphore;
@@ -30,6 +37,7 @@ final class Pending<T> {
         this.idle = idle;
         this.future = new Future<>(this);
         this.queuedSeenAt = System.nanoTime();
+        this.queuedAt = dev.sema.internal.Listeners.UNTIMED;
     }
 
     boolean isWaiting() {
@@ -45,6 +53,17 @@ final class Pending<T> {
         return status.compareAndSet(WAITING, WITHDRAWN);
     }
 
+    /** Its own ACQUIRE answered that it queued. */
+    void queued(long sentAt) {
+        everQueued = true;
+        seenQueued(sentAt);
+    }
+
+    /** Whether Redis ever said it was queued (else a grant came with its first reply: no wait). */
+    boolean everQueued() {
+        return everQueued;
+    }
+
     void seenQueued(long sentAt) {
         if (sentAt - queuedSeenAt > 0) {
             queuedSeenAt = sentAt;
@@ -55,42 +74,31 @@ final class Pending<T> {
         return idle ? "awaitIdle()" : "acquire(" + permits + ")";
     }
 
+    String waitingFor() {
+        return idle ? "idle" : permits + " permits";
+    }
+
     /**
      * The future handed to the caller. Completing it from outside ({@code cancel}, {@code complete},
-     * {@code completeExceptionally}, and so {@code orTimeout}) withdraws the request; the semaphore
-     * completes it only through {@link #completeInternally}, and gives back a grant that loses that race.
+     * {@code completeExceptionally}, and so {@code orTimeout}) first withdraws the request (L1), then
+     * completes; the semaphore completes it only through {@link #completeInternally}, and gives back a
+     * grant that loses that race.
      */
-    static final class Future<T> extends CompletableFuture<T> {
+    static final class Future<T> extends GivingUpFuture<T> {
         private final Pending<T> pending;
 
         Future(Pending<T> pending) {
             this.pending = pending;
         }
 
-        boolean completeInternally(T value, Throwable failure) {
-            return failure == null ? super.complete(value) : super.completeExceptionally(failure);
+        @Override
+        protected boolean giveUp() {
+            return pending.semaphore.withdraw(pending);
         }
 
         @Override
-        public boolean complete(T value) {
-            return withdrawIf(super.complete(value));
-        }
-
-        @Override
-        public boolean completeExceptionally(Throwable ex) {
-            return withdrawIf(super.completeExceptionally(ex));
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            return withdrawIf(super.cancel(mayInterruptIfRunning));
-        }
-
-        private boolean withdrawIf(boolean completedHere) {
-            if (completedHere) {
-                pending.semaphore.withdraw(pending);
-            }
-            return completedHere;
+        protected void gaveUp(Outcome how) {
+            pending.semaphore.gaveUp(pending, how);
         }
     }
 }

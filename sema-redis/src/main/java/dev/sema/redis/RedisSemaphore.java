@@ -2,6 +2,7 @@ package dev.sema.redis;
 
 import dev.sema.Fairness;
 import dev.sema.Semaphore;
+import dev.sema.internal.Checks;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -30,9 +31,10 @@ import java.util.Objects;
  *
  * <h2>State</h2>
  * The builder's {@code permits} and {@code maxPermits} only create a semaphore that does not exist yet;
- * once it exists, the values stored in Redis win, and {@link #permits()}, {@link #maxPermits()},
- * {@link #availablePermits()}, {@link #queueLength()} and {@link #isClosed()} each read them with one
- * round trip (which also ends expired leases, so the counts include permits that came back that way).
+ * once it exists, the values stored in Redis win, and {@link #permits()}, {@link #availablePermits()},
+ * {@link #queueLength()} and {@link #isClosed()} each read them with one round trip (which also ends
+ * expired leases, so the counts include permits that came back that way). {@link #maxPermits()} is fixed
+ * once the semaphore exists: the handle learns it when it is built and answers without a round trip.
  * If the semaphore's keys disappear (a restart without persistence, a deleted key), the next operation
  * creates it again from the builder's values, open, with nothing held (unless the builder said
  * {@link Builder#createIfMissing(boolean) createIfMissing(false)}, in which case operations throw
@@ -43,8 +45,9 @@ import java.util.Objects;
  * An uncontended acquire is one round trip to Redis, a release is one, and so is every other operation
  * (a resize, a query, a {@code Permit} split or merge): none waits for permits, but each waits for its
  * reply, at most the command timeout (see {@link RedisSemaphores}). In particular, a request of 0 permits
- * takes a round trip (to learn whether the semaphore is closed), and an {@code acquireAsync} on a closed
- * semaphore returns a future that fails once Redis answered rather than one already failed.
+ * takes a round trip (to learn whether the semaphore is closed). Once a handle knows the semaphore is
+ * closed (it closed it, or a reply or message said so), its acquires fail at once, without a round trip,
+ * and an {@code acquireAsync} returns a future already failed.
  * {@link #queueLength()} counts the requests queued in Redis, including those of a crashed process until
  * their time-to-live ends. {@link dev.sema.Permit#merge(dev.sema.Permit)} accepts only permits of the same
  * handle: a permit of another handle, even on the same name, is refused as belonging to another semaphore.
@@ -70,6 +73,13 @@ import java.util.Objects;
  * their next renewal at the latest), and later acquires fail too. {@link RedisSemaphores#close()} only
  * ends this process's participation: its own waiters fail, its permits are released, and
  * {@link #isClosed()} reports {@code true} in this process only.
+ *
+ * <h2>Listeners</h2>
+ * A {@link dev.sema.SemaphoreListener} sees this process's own requests and give-backs, and the limit
+ * changes and the close made through this handle (a {@code forget()} included); other processes' are
+ * theirs. A request that fails because Redis could not be reached is reported as
+ * {@link dev.sema.Rejection#UNAVAILABLE}. A request whose first reply granted it reports no wait; one that
+ * queued reports the time from sending it.
  *
  * <h2>Errors</h2>
  * If Redis cannot be reached, or does not answer within the command timeout, an operation throws (or
@@ -131,7 +141,7 @@ public interface RedisSemaphore extends Semaphore {
          * @throws IllegalArgumentException if out of range
          */
         public Builder permits(long permits) {
-            this.permits = count("permits", permits);
+            this.permits = Checks.count("permits", permits);
             return this;
         }
 
@@ -143,7 +153,7 @@ public interface RedisSemaphore extends Semaphore {
          * @throws IllegalArgumentException if out of range
          */
         public Builder maxPermits(long maxPermits) {
-            this.maxPermits = count("maxPermits", maxPermits);
+            this.maxPermits = Checks.count("maxPermits", maxPermits);
             return this;
         }
 
@@ -189,20 +199,8 @@ public interface RedisSemaphore extends Semaphore {
          * @throws dev.sema.SemaphoreClosedException if the {@link RedisSemaphores} is closed
          */
         public RedisSemaphore build() {
-            long ceiling = maxPermits < 0 ? permits : maxPermits;
-            if (permits > ceiling) {
-                throw new IllegalArgumentException(
-                        "permits (" + permits + ") must not exceed maxPermits (" + ceiling + ")");
-            }
+            long ceiling = Checks.ceiling(permits, maxPermits);
             return owner.open(name, permits, ceiling, lease, createIfMissing);
-        }
-
-        private static long count(String what, long value) {
-            if (value < 0 || value > MAX_PERMITS) {
-                throw new IllegalArgumentException(what + " (" + value + ") must be between 0 and MAX_PERMITS ("
-                        + MAX_PERMITS + ")");
-            }
-            return value;
         }
     }
 }

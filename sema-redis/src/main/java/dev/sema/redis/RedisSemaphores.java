@@ -1,6 +1,7 @@
 package dev.sema.redis;
 
 import dev.sema.SemaphoreClosedException;
+import dev.sema.internal.Timeouts;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -490,9 +491,7 @@ public final class RedisSemaphores implements AutoCloseable {
             return;
         }
         try {
-            ScheduledFuture<?> task = timer.schedule(() -> execute(() -> future.completeExceptionally(failure.get())),
-                    nanos, TimeUnit.NANOSECONDS);
-            future.whenComplete((v, f) -> task.cancel(false));
+            Timeouts.failAfter(future, nanos, failure, timer, this::execute);
         } catch (RejectedExecutionException closing) {
             // leaving: the connection is closed, so every command fails at once anyway
         }

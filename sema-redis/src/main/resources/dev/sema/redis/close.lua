@@ -1,10 +1,12 @@
 -- CLOSE. Closes the semaphore for every client: every queued acquire is removed and its client told
--- ('C id'); awaitIdle waiters stay. Idempotent. Reply: {'OK'}
+-- ('C id'); awaitIdle waiters stay. Idempotent. Reply: {'OK', '1' if this call closed it else '0'}
 local err = begin(nil)
 if err then
   return err
 end
+local closed_now = '0'
 if M.closed == 0 then
+  closed_now = '1'
   M.closed = 1
   meta_dirty = true
   for _, id in ipairs(redis.call('ZRANGE', K_QUEUE, 0, -1)) do
@@ -21,4 +23,4 @@ if M.closed == 0 then
   end
   grant_loop()
 end
-return done({'OK'})
+return done({'OK', closed_now})

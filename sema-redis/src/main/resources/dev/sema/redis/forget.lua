@@ -1,5 +1,5 @@
 -- FORGET. ARGV[3]: grantId. The grant ends without giving its permits back: used and limit both drop
--- by its permits (the limit not below 0). Replies: {'OK'} | {'NOT_HELD'}
+-- by its permits (the limit not below 0). Replies: {'OK', oldLimit, newLimit} | {'NOT_HELD'}
 local id = ARGV[3]
 local err = begin(nil)
 if err then
@@ -9,7 +9,8 @@ local p = remove_holder(id)
 if not p then
   return done({'NOT_HELD'})
 end
+local old = M.limit
 M.limit = math.max(0, M.limit - p)
 meta_dirty = true
 grant_loop()
-return done({'OK'})
+return done({'OK', fmt(old), fmt(M.limit)})

@@ -1,7 +1,8 @@
 -- MERGE. ARGV[3..5]: targetId ('' if the target holds nothing), otherId, newId.
 -- The merged grant holds both parts under newId, with the larger of the two tokens and the later
--- lease deadline. Replies: {'OK', token, permits, lostMask} (lostMask: 1 target part was gone, 2 other
--- part was gone) | {'NOT_HELD'}
+-- lease deadline. Replies: {'OK', token, permits, lostMask} (lostMask: LOST_TARGET, the target part was
+-- gone, plus LOST_OTHER, the other part was gone; the same constants as Protocol.java) | {'NOT_HELD'}
+local LOST_TARGET, LOST_OTHER = 1, 2
 local target, other, new_id = ARGV[3], ARGV[4], ARGV[5]
 local err = begin(nil)
 if err then
@@ -30,9 +31,9 @@ local total = (pa or 0) + (pb or 0)
 add_holder(new_id, total, tok, ca or cb, math.max(da or 0, db or 0))
 local lost = 0
 if target ~= '' and not pa then
-  lost = lost + 1
+  lost = lost + LOST_TARGET
 end
 if not pb then
-  lost = lost + 2
+  lost = lost + LOST_OTHER
 end
 return done({'OK', tok, fmt(total), lost})

@@ -14,20 +14,10 @@ import org.junit.jupiter.api.Test;
 /** Round trips, idempotent scripts, and lost wake-up messages made good by heartbeats. */
 class RedisProtocolTest extends RedisTestSupport {
 
-    private long scriptCalls() {
-        long calls = 0;
-        for (String line : redis.info("commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-                String v = line.substring(line.indexOf("calls=") + 6);
-                calls += Long.parseLong(v.substring(0, v.indexOf(',')));
-            }
-        }
-        return calls;
-    }
 
     private List<Object> run(RedisSemaphore s, Script script, String... args) {
         LettuceSemaphore l = (LettuceSemaphore) s;
-        return l.owner().await(l.call(script, args), script.name());
+        return l.owner().await(l.protocol().raw(script, args), script.name());
     }
 
     @Test
@@ -71,6 +61,34 @@ class RedisProtocolTest extends RedisTestSupport {
         // Closing twice, cancelling what is not there.
         assertThat(run(s, Script.CANCEL, "nothing")).containsExactly("NOT_FOUND");
         checkInvariants();
+    }
+
+    @Test
+    void cancelOfAGrantedRequestReleasesItInRedis() {
+        RedisSemaphore sa = build(a, 2);
+        String id = "test:" + name;
+        List<Object> r = run(sa, Script.ACQUIRE, id, "nobody", "2", "30000", "10000", "wait");
+        assertThat(r).containsExactly("GRANTED", r.get(1));
+        // Replayed: still one grant.
+        assertThat(run(sa, Script.ACQUIRE, id, "nobody", "2", "30000", "10000", "wait")).isEqualTo(r);
+        assertThat(sa.availablePermits()).isZero();
+        assertThat(run(sa, Script.CANCEL, id)).containsExactly("WAS_GRANTED_RELEASED");
+        assertThat(run(sa, Script.CANCEL, id)).containsExactly("NOT_FOUND");
+        assertThat(run(sa, Script.RELEASE, id, "", "0")).containsExactly("NOT_HELD");
+        assertThat(sa.availablePermits()).isEqualTo(2);
+        checkInvariants();
+    }
+
+    @Test
+    void theCeilingIsKnownWithoutARoundTrip() throws Exception {
+        RedisSemaphore s = a.semaphore(name).permits(2).maxPermits(7).build();
+        long before = scriptCalls();
+        for (int i = 0; i < 10; i++) {
+            assertThat(s.maxPermits()).isEqualTo(7);
+        }
+        assertThat(scriptCalls()).isEqualTo(before);
+        // Another process that builds the same name learns the stored ceiling when it builds.
+        assertThat(b.semaphore(name).permits(1).maxPermits(99).build().maxPermits()).isEqualTo(7);
     }
 
     @Test

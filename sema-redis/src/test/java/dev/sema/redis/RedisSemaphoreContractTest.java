@@ -276,24 +276,6 @@ class RedisSemaphoreContractTest extends RedisTestSupport {
     }
 
     @Test
-    void cancelOfAGrantedRequestReleasesItInRedis() {
-        RedisSemaphore sa = build(a, 2);
-        LettuceSemaphore s = (LettuceSemaphore) sa;
-        String id = "test:" + name;
-        List<Object> r = s.owner().await(s.call(Script.ACQUIRE, id, "nobody", "2", "30000", "10000", "wait"), "acquire");
-        assertThat(r).containsExactly("GRANTED", r.get(1));
-        // Replayed: still one grant.
-        List<Object> again = s.owner().await(s.call(Script.ACQUIRE, id, "nobody", "2", "30000", "10000", "wait"), "acquire");
-        assertThat(again).isEqualTo(r);
-        assertThat(sa.availablePermits()).isZero();
-        assertThat(s.owner().await(s.call(Script.CANCEL, id), "cancel")).containsExactly("WAS_GRANTED_RELEASED");
-        assertThat(s.owner().await(s.call(Script.CANCEL, id), "cancel")).containsExactly("NOT_FOUND");
-        assertThat(s.owner().await(s.call(Script.RELEASE, id, "", "0"), "release")).containsExactly("NOT_HELD");
-        assertThat(sa.availablePermits()).isEqualTo(2);
-        checkInvariants();
-    }
-
-    @Test
     void resizingIsSharedAndNeverRevokes() throws Exception {
         RedisSemaphore sa = a.semaphore(name).permits(2).maxPermits(10).build();
         RedisSemaphore sb = build(b, 0);

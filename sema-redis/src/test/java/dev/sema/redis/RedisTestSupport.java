@@ -144,4 +144,16 @@ abstract class RedisTestSupport {
     void checkInvariants() {
         checkInvariants(name);
     }
+
+    /** Scripts Redis has run so far (EVALSHA and EVAL calls), to count round trips. */
+    static long scriptCalls() {
+        long calls = 0;
+        for (String line : redis.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                String v = line.substring(line.indexOf("calls=") + 6);
+                calls += Long.parseLong(v.substring(0, v.indexOf(',')));
+            }
+        }
+        return calls;
+    }
 }

@@ -1,0 +1,174 @@
+package dev.sema.redis;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The renewal heartbeat of one {@link LettuceSemaphore} handle: on the timer thread it checks the local
+ * lease deadlines and, when a grant is due (a third of its lease after it was last renewed) or waiters
+ * are queued, sends one RENEW for all of them, then applies the answer.
+ *
+ * <p>Rules kept here (the façade's L1-L4 are in {@link LettuceSemaphore}):
+ * <ul>
+ * <li>H1: at most one RENEW is in flight ({@link #inFlight}); a tick that finds one skips, and
+ *     {@link #soon()} asks for an extra tick.</li>
+ * <li>H2: a renewed grant's local deadline is measured from when the RENEW was sent (L3), and only for
+ *     the epoch the grant had then (L4).</li>
+ * <li>H3: a waiter Redis reports granted is completed as if woken (a lost message is healed); one it
+ *     reports gone is queued again with the same id, or failed when the semaphore is closed.</li>
+ * </ul>
+ */
+final class Heartbeat {
+    private static final System.Logger LOG = System.getLogger(Heartbeat.class.getName());
+
+    private final LettuceSemaphore semaphore;
+    private final long leaseNanos;
+    private final long marginNanos;
+    private final long renewPeriodNanos;
+    private final long tickNanos;
+    private final AtomicBoolean inFlight = new AtomicBoolean();
+    private volatile boolean requested;
+
+    Heartbeat(LettuceSemaphore semaphore, long leaseNanos, long marginNanos, long renewPeriodNanos, long tickNanos) {
+        this.semaphore = semaphore;
+        this.leaseNanos = leaseNanos;
+        this.marginNanos = marginNanos;
+        this.renewPeriodNanos = renewPeriodNanos;
+        this.tickNanos = tickNanos;
+    }
+
+    /** A grant as sent in one RENEW: the permit, the grant id Redis knows, and the permit's epoch then (L4). */
+    record HeldSnapshot(LettucePermit permit, String id, long epoch) {
+    }
+
+    /** Asks for a renewal now (after a pushed grant, whose local deadline is only an estimate, L3). */
+    void soon() {
+        requested = true;
+        try {
+            semaphore.owner().timer.execute(this::tick);
+        } catch (RejectedExecutionException afterClose) {
+            // leaving: nothing to renew
+        }
+    }
+
+    /** Checks local lease deadlines, then renews grants and heartbeats waiters (one RENEW) when due. */
+    void tick() {
+        try {
+            if (semaphore.hasLeft()) {
+                return;
+            }
+            long now = System.nanoTime();
+            boolean due = false;
+            for (LettucePermit p : semaphore.held.values()) {
+                p.checkDeadline(now);
+                // Renew a grant a third of the lease after its lease was last set (deadline = sent + lease - margin).
+                due |= p.deadline() - now <= leaseNanos - marginNanos - renewPeriodNanos + tickNanos / 2;
+            }
+            if (!(due || requested || !semaphore.waiting.isEmpty()) || semaphore.renewalsSuspended) {
+                return;
+            }
+            if (!inFlight.compareAndSet(false, true)) {
+                return; // keeps H1
+            }
+            requested = false;
+            List<HeldSnapshot> grants = new ArrayList<>();
+            List<String> grantIds = new ArrayList<>();
+            for (LettucePermit p : semaphore.held.values()) {
+                HeldSnapshot s = p.snapshot();
+                if (s != null) {
+                    grants.add(s);
+                    grantIds.add(s.id());
+                }
+            }
+            List<Pending<?>> waiters = new ArrayList<>();
+            List<String> waiterIds = new ArrayList<>();
+            for (Pending<?> p : semaphore.waiting.values()) {
+                if (p.isWaiting()) {
+                    waiters.add(p);
+                    waiterIds.add(p.id);
+                }
+            }
+            if (grants.isEmpty() && waiters.isEmpty()) {
+                inFlight.set(false);
+                return;
+            }
+            long sent = System.nanoTime();
+            semaphore.protocol().renew(semaphore.handleId(), semaphore.leaseMs(), semaphore.waiterTtlMs(), grantIds,
+                    waiterIds).whenComplete((r, e) -> {
+                        try {
+                            renewed(grants, waiters, sent, r, e);
+                        } finally {
+                            inFlight.set(false);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            inFlight.set(false);
+            LOG.log(System.Logger.Level.WARNING, semaphore.describe() + ": renewal tick failed", e);
+        }
+    }
+
+    private void renewed(List<HeldSnapshot> grants, List<Pending<?>> waiters, long sent, Protocol.Renewed r,
+            Throwable e) {
+        if (e != null) {
+            Throwable cause = RedisSemaphores.unwrap(e);
+            if (cause instanceof RedisSemaphoreException refused) {
+                // The semaphore is gone (and may not be created) or its key is corrupt: nothing here can be kept.
+                for (HeldSnapshot s : grants) {
+                    s.permit().lost(s.epoch(), refused.getMessage());
+                }
+                for (Pending<?> p : waiters) {
+                    semaphore.fail(p, refused);
+                }
+                return;
+            }
+            LOG.log(System.Logger.Level.DEBUG, () -> semaphore.describe() + ": renewal failed (retried; leases are"
+                    + " lost only when their local deadline passes)", e);
+            return;
+        }
+        Set<String> lost = new HashSet<>(r.lost());
+        for (HeldSnapshot s : grants) {
+            if (lost.contains(s.id())) {
+                s.permit().lost(s.epoch(), "Redis no longer holds grant " + s.id()
+                        + " (its lease ended, or the data was lost)");
+            } else {
+                s.permit().renewed(s.epoch(), sent + leaseNanos - marginNanos); // keeps H2
+            }
+        }
+        if (!r.granted().isEmpty()) {
+            semaphore.owner().subscribeAgain(semaphore.channel()); // a wake-up may have been lost with the subscription
+        }
+        Set<String> done = new HashSet<>();
+        for (Protocol.Grant g : r.granted()) {
+            done.add(g.id());
+            Pending<?> p = semaphore.waiting.get(g.id());
+            if (p != null) {
+                p.queued(sent); // it was granted through the queue
+                semaphore.granted(p, g.token(), sent, false); // keeps H3
+            }
+        }
+        if (r.closed()) {
+            semaphore.sawClosed();
+        }
+        for (String id : r.gone()) {
+            done.add(id);
+            Pending<?> p = semaphore.waiting.get(id);
+            if (p == null || !p.isWaiting()) {
+                continue;
+            }
+            if (r.closed() && !p.idle) {
+                semaphore.fail(p, semaphore.closedException(p.what()));
+            } else {
+                semaphore.sendAcquire(p, true); // reaped or lost with the data: queue again (at the back), same id
+            }
+        }
+        for (Pending<?> p : waiters) {
+            if (!done.contains(p.id)) {
+                p.queued(sent);
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+package dev.sema.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The scripts of one semaphore as typed calls: one method per script, each reply decoded here into a
+ * record, and the wake-up messages parsed here. Nothing else in this package reads a raw reply. A reply
+ * that says the semaphore is missing or corrupt fails the call with {@link RedisSemaphoreException}.
+ */
+final class Protocol {
+
+    /** MERGE's lost mask: the target's part was gone (merge.lua's LOST_TARGET). */
+    static final int LOST_TARGET = 1;
+    /** MERGE's lost mask: the other permit's part was gone (merge.lua's LOST_OTHER). */
+    static final int LOST_OTHER = 2;
+
+    private final RedisSemaphores owner;
+    private final String describe;
+    private final String[] keys;
+    private final String initLimit;
+    private final String initMax;
+
+    /**
+     * @param initLimit the limit to create a missing semaphore with, or "" to report it missing
+     * @param initMax the ceiling to create it with, or ""
+     */
+    Protocol(RedisSemaphores owner, String name, String describe, String initLimit, String initMax) {
+        this.owner = owner;
+        this.describe = describe;
+        String prefix = "sem:{" + name + "}:";
+        this.keys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue",
+                prefix + "waiters", prefix + "wlive"};
+        this.initLimit = initLimit;
+        this.initMax = initMax;
+    }
+
+    // ---------------------------------------------------------------- replies
+
+    /** ACQUIRE's answer. {@code value} is the fencing token when GRANTED, the ceiling when TOO_LARGE. */
+    record Acquired(Kind kind, long value) {
+        enum Kind { GRANTED, QUEUED, NOT_AVAILABLE, IDLE, CLOSED, TOO_LARGE }
+    }
+
+    /** CANCEL's answer. */
+    enum Cancelled { CANCELLED, WAS_GRANTED_RELEASED, NOT_FOUND }
+
+    /** MERGE's answer: {@code held} false when neither part was held; {@code lost} is a mask of LOST_*. */
+    record Merged(boolean held, long token, long permits, int lost) {
+    }
+
+    /** SET_LIMIT's and FORGET's answer: the limit before and after; {@code max} when SET_LIMIT was out of range. */
+    record LimitChange(boolean inRange, long oldLimit, long newLimit, long max) {
+    }
+
+    /** RENEW's answer. {@code granted} holds waiter ids and their tokens. */
+    record Renewed(boolean closed, List<String> lost, List<Grant> granted, List<String> gone) {
+    }
+
+    /** A waiter of this handle that Redis granted, with its fencing token. */
+    record Grant(String id, long token) {
+    }
+
+    /** STATUS's answer. */
+    record Status(long limit, long max, long used, int queued, boolean closed) {
+    }
+
+    /** One part of a wake-up message. */
+    record WakeUp(Kind kind, String id, long token) {
+        enum Kind { GRANTED, CLOSED, IDLE }
+    }
+
+    // ---------------------------------------------------------------- scripts
+
+    CompletableFuture<Acquired> acquire(String id, String handle, long permits, String leaseMs, String ttlMs,
+            String mode) {
+        return call(Script.ACQUIRE, id, handle, Long.toString(permits), leaseMs, ttlMs, mode).thenApply(r -> {
+            String s = str(r.get(0));
+            return switch (s) {
+                case "GRANTED" -> new Acquired(Acquired.Kind.GRANTED, num(r.get(1)));
+                case "QUEUED" -> new Acquired(Acquired.Kind.QUEUED, 0);
+                case "NOT_AVAILABLE" -> new Acquired(Acquired.Kind.NOT_AVAILABLE, 0);
+                case "IDLE" -> new Acquired(Acquired.Kind.IDLE, 0);
+                case "CLOSED" -> new Acquired(Acquired.Kind.CLOSED, 0);
+                case "ERR_MAX" -> new Acquired(Acquired.Kind.TOO_LARGE, num(r.get(1)));
+                default -> throw unexpected("acquire", r);
+            };
+        });
+    }
+
+    CompletableFuture<Cancelled> cancel(String id) {
+        return call(Script.CANCEL, id).thenApply(r -> Cancelled.valueOf(str(r.get(0))));
+    }
+
+    /** Releases {@code permits} of a grant ("" rest id and 0: all of it); false when Redis did not hold it. */
+    CompletableFuture<Boolean> release(String grantId, String restId, long permits) {
+        return call(Script.RELEASE, grantId, restId, Long.toString(permits)).thenApply(Protocol::ok);
+    }
+
+    CompletableFuture<Boolean> split(String grantId, String keepId, String newId, long permits) {
+        return call(Script.SPLIT, grantId, keepId, newId, Long.toString(permits)).thenApply(Protocol::ok);
+    }
+
+    CompletableFuture<Merged> merge(String targetId, String otherId, String newId) {
+        return call(Script.MERGE, targetId, otherId, newId).thenApply(r -> ok(r)
+                ? new Merged(true, num(r.get(1)), num(r.get(2)), (int) num(r.get(3)))
+                : new Merged(false, 0, 0, LOST_TARGET | LOST_OTHER));
+    }
+
+    /** Ends a grant keeping its permits consumed; null when Redis did not hold it. */
+    CompletableFuture<LimitChange> forget(String grantId) {
+        return call(Script.FORGET, grantId).thenApply(r -> ok(r)
+                ? new LimitChange(true, num(r.get(1)), num(r.get(2)), 0) : null);
+    }
+
+    CompletableFuture<Renewed> renew(String handle, String leaseMs, String ttlMs, List<String> held,
+            List<String> waiting) {
+        String[] args = new String[4 + held.size() + waiting.size()];
+        args[0] = handle;
+        args[1] = leaseMs;
+        args[2] = ttlMs;
+        args[3] = Integer.toString(held.size());
+        int i = 4;
+        for (String id : held) {
+            args[i++] = id;
+        }
+        for (String id : waiting) {
+            args[i++] = id;
+        }
+        return call(Script.RENEW, args).thenApply(r -> {
+            List<Grant> granted = new ArrayList<>();
+            List<Object> g = list(r.get(2));
+            for (int j = 0; j + 1 < g.size(); j += 2) {
+                granted.add(new Grant(str(g.get(j)), num(g.get(j + 1))));
+            }
+            return new Renewed("1".equals(str(r.get(0))), strings(r.get(1)), granted, strings(r.get(3)));
+        });
+    }
+
+    /** {@code mode}: set, add or reduce. */
+    CompletableFuture<LimitChange> setLimit(String mode, long n) {
+        return call(Script.SET_LIMIT, mode, Long.toString(n)).thenApply(r -> ok(r)
+                ? new LimitChange(true, num(r.get(1)), num(r.get(2)), 0)
+                : new LimitChange(false, 0, 0, num(r.get(1))));
+    }
+
+    /** Closes the semaphore for every process; true if this call closed it (it was open). */
+    CompletableFuture<Boolean> close() {
+        return call(Script.CLOSE).thenApply(r -> r.size() > 1 && "1".equals(str(r.get(1))));
+    }
+
+    CompletableFuture<Status> status() {
+        return call(Script.STATUS).thenApply(r -> new Status(num(r.get(0)), num(r.get(1)), num(r.get(2)),
+                (int) num(r.get(3)), "1".equals(str(r.get(4)))));
+    }
+
+    /** A raw call, for the protocol tests. */
+    CompletableFuture<List<Object>> raw(Script script, String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = initLimit;
+        all[1] = initMax;
+        System.arraycopy(args, 0, all, 2, args.length);
+        return owner.eval(script, keys, all);
+    }
+
+    private CompletableFuture<List<Object>> call(Script script, String... args) {
+        return raw(script, args).thenApply(this::checked);
+    }
+
+    private List<Object> checked(List<Object> r) {
+        String status = str(r.get(0));
+        if ("ERR_MISSING".equals(status)) {
+            throw new RedisSemaphoreException(describe + ": the semaphore does not exist in Redis (key " + keys[0]
+                    + " is missing) and this handle was built with createIfMissing(false)", null);
+        }
+        if ("ERR_CORRUPT".equals(status)) {
+            throw new RedisSemaphoreException(describe + ": the key does not hold a semaphore: " + str(r.get(1)), null);
+        }
+        return r;
+    }
+
+    private RedisSemaphoreException unexpected(String what, List<Object> r) {
+        return new RedisSemaphoreException(describe + ": " + what + ": unexpected reply from Redis: " + r, null);
+    }
+
+    // ---------------------------------------------------------------- wake-up messages
+
+    /** A wake-up message: 'G id token' granted, 'C id' failed by close, 'I id' idle reached; ';'-joined. */
+    static List<WakeUp> wakeUps(String message) {
+        List<WakeUp> all = new ArrayList<>();
+        for (String part : message.split(";")) {
+            String[] f = part.split(" ");
+            if (f.length < 2) {
+                continue;
+            }
+            switch (f[0]) {
+                case "G" -> {
+                    if (f.length > 2) {
+                        all.add(new WakeUp(WakeUp.Kind.GRANTED, f[1], Long.parseLong(f[2])));
+                    }
+                }
+                case "C" -> all.add(new WakeUp(WakeUp.Kind.CLOSED, f[1], 0));
+                case "I" -> all.add(new WakeUp(WakeUp.Kind.IDLE, f[1], 0));
+                default -> {
+                    // unknown kinds are ignored: a newer script may send more
+                }
+            }
+        }
+        return all;
+    }
+
+    // ---------------------------------------------------------------- decoding
+
+    private static boolean ok(List<Object> r) {
+        return "OK".equals(str(r.get(0)));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Object> list(Object o) {
+        return (List<Object>) o;
+    }
+
+    private static List<String> strings(Object o) {
+        List<String> out = new ArrayList<>();
+        for (Object e : list(o)) {
+            out.add(str(e));
+        }
+        return out;
+    }
+
+    static String str(Object o) {
+        return o instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(o);
+    }
+
+    static long num(Object o) {
+        return o instanceof Long l ? l : Long.parseLong(str(o));
+    }
+}

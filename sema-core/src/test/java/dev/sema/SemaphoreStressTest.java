@@ -54,7 +54,7 @@ class SemaphoreStressTest {
     private static final int VIRTUAL_OPS = 40 * SCALE;
     private static final long CEILING = 16;
     private static final Duration JOIN_WITHIN = Duration.ofSeconds(60L * SCALE);
-    private static final int MAX_RESIZES = 1 << 17;
+    private static final int MAX_RESIZES = (1 << 17) * Integer.highestOneBit(2 * SCALE - 1); // history grows with the scale
 
     /** Thrown into futures by the test itself (completeExceptionally). */
     static final class GaveUp extends RuntimeException {
@@ -278,7 +278,7 @@ class SemaphoreStressTest {
                         workers[random.nextInt(workers.length)].interrupt();
                     } else if (roll < 70 && watch.resizes() < MAX_RESIZES / 2) {
                         watch.resizeRandomly(random); // bounded, so that a slow run still has room to heal
-                    } else if (roll < 75) {
+                    } else if (roll < 75 && watch.resizes() < MAX_RESIZES / 2) {
                         watch.resize(LimitWatch.Resize.SET, CEILING);
                     }
                     watch.check();

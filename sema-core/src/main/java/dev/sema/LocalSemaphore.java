@@ -1,5 +1,6 @@
 package dev.sema;
 
+import dev.sema.internal.AbstractSemaphore;
 import dev.sema.internal.Checks;
 import dev.sema.internal.Failures;
 import dev.sema.internal.Listeners;
@@ -23,7 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The in-process {@link Semaphore}: one CAS on one state word when uncontended, a FIFO queue under a
  * lock otherwise. The contract is on {@link Semaphore}; this class adds no public API.
  */
-final class LocalSemaphore implements Semaphore, StateSource {
+final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     /*
      * Implementation overview
@@ -110,7 +111,6 @@ final class LocalSemaphore implements Semaphore, StateSource {
         }
     }
 
-    private final String name;
     private final long ceiling;
     private final Fairness fairness;
     private final long fastMask;
@@ -131,10 +131,9 @@ final class LocalSemaphore implements Semaphore, StateSource {
     private Waiter doneLast;
     /** BARGING: the thread of the head woken in this critical section, to unpark after it (I6). */
     private Thread wake;
-    final Listeners listeners = new Listeners(this);
 
     LocalSemaphore(String name, long permits, long ceiling, Fairness fairness, LeakDetection leakDetection) {
-        this.name = name;
+        super(name);
         this.leakDetection = leakDetection == LeakDetection.OFF ? null : leakDetection;
         this.ceiling = ceiling;
         this.fairness = fairness;
@@ -512,37 +511,16 @@ final class LocalSemaphore implements Semaphore, StateSource {
         return w;
     }
 
-    /** The end of a request that did not queue (I7). */
-    private void ended(Outcome outcome, long permits) {
-        if (listeners.active()) {
-            listeners.ended(outcome, permits, 0, null);
-        }
-    }
-
     /** The end of a request that queued (I7): with its wait. */
     private void ended(Outcome outcome, Waiter w) {
-        if (w.jfr != null || listeners.active()) {
-            listeners.ended(outcome, w.permits, Listeners.since(w.queuedAt), w.jfr);
-        }
-    }
-
-    @Override
-    public void addListener(SemaphoreListener listener) {
-        listeners.add(listener);
-    }
-
-    @Override
-    public boolean removeListener(SemaphoreListener listener) {
-        return listeners.remove(listener);
+        endedAfterQueueing(outcome, w.permits, w.queuedAt, w.jfr);
     }
 
     // ---------------------------------------------------------------- awaitIdle
 
     @Override
     public void awaitIdle() throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw Failures.interruptedBefore(name, "awaitIdle()");
-        }
+        notInterrupted("awaitIdle()");
         Waiter w = new Waiter(this, 0, true, Thread.currentThread());
         if (enqueueIdle(w)) {
             awaitGrant(w, false, 0L);
@@ -995,11 +973,6 @@ final class LocalSemaphore implements Semaphore, StateSource {
     @Override
     public Fairness fairness() {
         return fairness;
-    }
-
-    @Override
-    public String name() {
-        return name;
     }
 
     @Override

@@ -1059,6 +1059,8 @@ class ParallelTest {
         });
         result.orTimeout(1, TimeUnit.MILLISECONDS);
         awaitUntil("the result timed out", result::isDone);
+        // The run stops in a dependent of the result, which may still be running once isDone() is true.
+        awaitUntil("the stages were cancelled", () -> stages.stream().allMatch(CompletableFuture::isCancelled));
         assertThat(stages).hasSize(2).allMatch(CompletableFuture::isCancelled);
     }
 

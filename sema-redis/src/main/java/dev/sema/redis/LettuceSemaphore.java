@@ -4,6 +4,7 @@ import dev.sema.Fairness;
 import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
 import dev.sema.SemaphoreListener;
+import dev.sema.internal.AbstractSemaphore;
 import dev.sema.internal.Checks;
 import dev.sema.internal.Failures;
 import dev.sema.internal.Listeners;
@@ -30,7 +31,7 @@ import java.util.concurrent.TimeoutException;
  * waiters and grants and turns replies and wake-up messages into outcomes. The scripts are called through
  * {@link Protocol} (typed replies), and grants are renewed by {@link Heartbeat}.
  */
-final class LettuceSemaphore implements RedisSemaphore, StateSource {
+final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore, StateSource {
 
     /*
      * Implementation overview
@@ -71,7 +72,6 @@ final class LettuceSemaphore implements RedisSemaphore, StateSource {
     private static final System.Logger LOG = System.getLogger(LettuceSemaphore.class.getName());
 
     private final RedisSemaphores owner;
-    private final String name;
     private final String handleId;
     private final String channel;
     private final Duration lease;
@@ -82,7 +82,6 @@ final class LettuceSemaphore implements RedisSemaphore, StateSource {
     private final long tickNanos;
     private final Protocol protocol;
     private final Heartbeat heartbeat;
-    private final Listeners listeners = new Listeners(this);
 
     final ConcurrentHashMap<String, Pending<?>> waiting = new ConcurrentHashMap<>();
     final ConcurrentHashMap<String, LettucePermit> held = new ConcurrentHashMap<>();
@@ -97,8 +96,8 @@ final class LettuceSemaphore implements RedisSemaphore, StateSource {
 
     LettuceSemaphore(RedisSemaphores owner, String name, String handleId, long permits, long ceiling,
             Duration lease, boolean create) {
+        super(name);
         this.owner = owner;
-        this.name = name;
         this.handleId = handleId;
         this.channel = "sem:{" + name + "}:wake:" + handleId;
         this.lease = lease;
@@ -474,18 +473,12 @@ final class LettuceSemaphore implements RedisSemaphore, StateSource {
 
     // ---------------------------------------------------------------- outcomes (L5)
 
-    private void ended(Outcome outcome, long permits) {
-        if (listeners.active()) {
-            listeners.ended(outcome, permits, 0, null);
-        }
-    }
-
     /** The end of a request sent as a queued one: it waited only if Redis ever answered that it queued. */
     private void ended(Outcome outcome, Pending<?> p) {
         if (!p.everQueued()) {
             ended(outcome, p.permits);
-        } else if (p.jfr != null || listeners.active()) {
-            listeners.ended(outcome, p.permits, Listeners.since(p.queuedAt), p.jfr);
+        } else {
+            endedAfterQueueing(outcome, p.permits, p.queuedAt, p.jfr);
         }
     }
 
@@ -494,23 +487,11 @@ final class LettuceSemaphore implements RedisSemaphore, StateSource {
         return failure instanceof SemaphoreClosedException ? Outcome.CLOSED : Outcome.UNAVAILABLE;
     }
 
-    @Override
-    public void addListener(SemaphoreListener listener) {
-        listeners.add(listener);
-    }
-
-    @Override
-    public boolean removeListener(SemaphoreListener listener) {
-        return listeners.remove(listener);
-    }
-
     // ---------------------------------------------------------------- awaitIdle
 
     @Override
     public void awaitIdle() throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw Failures.interruptedBefore(name, "awaitIdle()");
-        }
+        notInterrupted("awaitIdle()");
         Pending<Void> p = start(0, true);
         try {
             await(p, false, 0L, null);
@@ -741,11 +722,6 @@ final class LettuceSemaphore implements RedisSemaphore, StateSource {
     }
 
     @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
     public Duration lease() {
         return lease;
     }
@@ -756,10 +732,6 @@ final class LettuceSemaphore implements RedisSemaphore, StateSource {
         return "RedisSemaphore[name=" + name + (s == null ? "" : ", permits=" + s.limit() + ", available="
                 + (s.limit() - s.used()) + ", queued=" + s.queued() + ", closed=" + s.closed())
                 + ", lease=" + lease + (left ? ", left" : "") + "]";
-    }
-
-    String describe() {
-        return Failures.describe(name);
     }
 
     // ---------------------------------------------------------------- failures

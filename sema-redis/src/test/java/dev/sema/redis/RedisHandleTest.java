@@ -138,4 +138,15 @@ class RedisHandleTest extends RedisTestSupport {
         assertThat(sb.acquireAsync(1)).isCompletedExceptionally();
         assertThat(scriptCalls()).isEqualTo(after);
     }
+
+    @Test
+    void allCountsAreReadWithOneRoundTrip() throws Exception {
+        RedisSemaphore s = a.semaphore(name).permits(3).maxPermits(5).build();
+        Permit two = s.acquire(2);
+        long before = scriptCalls();
+        dev.sema.internal.StateSource.State state = ((LettuceSemaphore) s).state();
+        assertThat(scriptCalls()).isEqualTo(before + 1);
+        assertThat(state).isEqualTo(new dev.sema.internal.StateSource.State(3, 5, 1, 0, false, true));
+        two.close();
+    }
 }

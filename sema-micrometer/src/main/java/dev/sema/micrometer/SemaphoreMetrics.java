@@ -1,0 +1,248 @@
+package dev.sema.micrometer;
+
+import dev.sema.Rejection;
+import dev.sema.Semaphore;
+import dev.sema.SemaphoreListener;
+import dev.sema.internal.StateSource;
+import dev.sema.internal.StateSource.State;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The meters of one {@link Semaphore}, local or on Redis, bound to any number of Micrometer registries.
+ *
+ * {@snippet :
+ * Semaphore db = Semaphore.builder().name("db").permits(10).build();
+ * SemaphoreMetrics metrics = new SemaphoreMetrics(db, Tags.of("service", "orders"));
+ * metrics.bindTo(registry);      // registers the meters, starts listening
+ * // ... later, when the semaphore is retired:
+ * metrics.close();               // stops listening, removes the meters
+ * }
+ *
+ * <p>Every meter is tagged {@code name} = the semaphore's name, plus the given tags:
+ * <table class="striped">
+ * <caption>Meters</caption>
+ * <thead><tr><th>meter</th><th>type</th><th>value</th></tr></thead>
+ * <tbody>
+ * <tr><td>{@code sema.permits.limit}</td><td>gauge</td><td>{@code permits()}</td></tr>
+ * <tr><td>{@code sema.permits.max}</td><td>gauge</td><td>{@code maxPermits()}</td></tr>
+ * <tr><td>{@code sema.permits.available}</td><td>gauge</td><td>{@code availablePermits()}</td></tr>
+ * <tr><td>{@code sema.permits.used}</td><td>gauge</td><td>permits held by open {@code Permit}s</td></tr>
+ * <tr><td>{@code sema.queue.waiters}</td><td>gauge</td><td>{@code queueLength()}</td></tr>
+ * <tr><td>{@code sema.acquire}</td><td>timer</td><td>the wait of every ended acquire request, tagged
+ *     {@code outcome} = {@code granted}, {@code unavailable}, {@code timeout}, {@code cancelled},
+ *     {@code interrupted} or {@code closed} (all six registered at once, so they show as 0)</td></tr>
+ * <tr><td>{@code sema.permit.hold}</td><td>timer</td><td>time from grant to release, one sample per
+ *     give-back</td></tr>
+ * <tr><td>{@code sema.leaks}</td><td>counter</td><td>permits returned by leak detection</td></tr>
+ * </tbody>
+ * </table>
+ *
+ * <h2>Times that are not known</h2>
+ * A request that queued before the binding (or permits granted before it) has no measured time (the
+ * semaphore reads no clock while nobody listens): its request still counts in {@code sema.acquire}, with
+ * a wait of 0, and its give-back is not sampled in {@code sema.permit.hold}.
+ *
+ * <h2>Threading and cost</h2>
+ * Thread-safe. The timers and the counter are updated by a {@link SemaphoreListener} on the thread where
+ * each event happens: one timer or counter update per event, with no allocation of its own (the timer
+ * for each outcome is looked up once, at binding). Binding makes the semaphore read {@code nanoTime()}
+ * once per grant, per queued request and per give-back. The gauges are read on the scraping thread: for a
+ * local semaphore each gauge reads one field; for a {@code RedisSemaphore} (whose counts
+ * live in Redis) all five gauges share one reading of the counts, made with one round trip and reused
+ * for {@link #REMOTE_REFRESH} (so one scrape costs at most one round trip per semaphore). A reading that
+ * fails (Redis unreachable) makes the gauges report {@code NaN} until the next one succeeds; it never
+ * throws into the registry.
+ */
+public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
+
+    /** How long the counts of a remote semaphore, read once for all its gauges, are reused: 1 second. */
+    public static final Duration REMOTE_REFRESH = Duration.ofSeconds(1);
+
+    private static final System.Logger LOG = System.getLogger(SemaphoreMetrics.class.getName());
+    private static final String[] OUTCOMES = outcomes();
+
+    private final Semaphore semaphore;
+    private final Tags tags;
+    private final List<Binding> bindings = new CopyOnWriteArrayList<>();
+    private final AtomicBoolean refreshing = new AtomicBoolean();
+    private volatile Reading last;
+
+    /**
+     * Meters for {@code semaphore}, tagged with its name only.
+     *
+     * @param semaphore the semaphore to observe
+     */
+    public SemaphoreMetrics(Semaphore semaphore) {
+        this(semaphore, Tags.empty());
+    }
+
+    /**
+     * Meters for {@code semaphore}, tagged with its name and {@code tags}.
+     *
+     * @param semaphore the semaphore to observe
+     * @param tags more tags for every meter
+     */
+    public SemaphoreMetrics(Semaphore semaphore, Iterable<Tag> tags) {
+        this.semaphore = Objects.requireNonNull(semaphore, "semaphore");
+        this.tags = Tags.of(Objects.requireNonNull(tags, "tags")).and("name", semaphore.name());
+    }
+
+    /**
+     * Registers the meters in {@code registry} and starts listening to the semaphore. Binding to several
+     * registries keeps each up to date; binding twice to the same one adds nothing new to it.
+     *
+     * @param registry the registry
+     */
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        List<Meter> meters = new ArrayList<>();
+        meters.add(gauge(registry, "sema.permits.limit", "The limit: how many permits may be held at once",
+                s -> s.limit()));
+        meters.add(gauge(registry, "sema.permits.max", "The ceiling the limit may be raised to", s -> s.max()));
+        meters.add(gauge(registry, "sema.permits.available", "Permits free now (negative below what is held)",
+                s -> s.available()));
+        meters.add(gauge(registry, "sema.permits.used", "Permits held by open Permits", s -> s.used()));
+        meters.add(gauge(registry, "sema.queue.waiters", "Requests queued now", s -> s.queued()));
+        Timer[] acquire = new Timer[OUTCOMES.length];
+        for (int i = 0; i < OUTCOMES.length; i++) {
+            acquire[i] = Timer.builder("sema.acquire").description("How long acquire requests waited, by outcome")
+                    .tags(tags).tag("outcome", OUTCOMES[i]).register(registry);
+            meters.add(acquire[i]);
+        }
+        Timer hold = Timer.builder("sema.permit.hold").description("How long permits were held")
+                .tags(tags).register(registry);
+        meters.add(hold);
+        Counter leaks = Counter.builder("sema.leaks").description("Permits returned by leak detection")
+                .tags(tags).register(registry);
+        meters.add(leaks);
+        Recorder recorder = new Recorder(acquire, hold, leaks);
+        semaphore.addListener(recorder);
+        bindings.add(new Binding(registry, meters, recorder));
+    }
+
+    /** Stops listening and removes the meters from every registry this was bound to. Idempotent. */
+    @Override
+    public void close() {
+        for (Binding b : bindings) {
+            if (bindings.remove(b)) {
+                semaphore.removeListener(b.recorder());
+                for (Meter m : b.meters()) {
+                    b.registry().remove(m);
+                }
+            }
+        }
+    }
+
+    private Gauge gauge(MeterRegistry registry, String name, String description, ToDoubleFunction<State> value) {
+        return Gauge.builder(name, this, m -> m.read(value)).description(description).tags(tags)
+                .strongReference(true).register(registry);
+    }
+
+    private double read(ToDoubleFunction<State> value) {
+        try {
+            State s = state();
+            return s == null ? Double.NaN : value.applyAsDouble(s);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the counts of " + semaphore, e);
+            return Double.NaN;
+        }
+    }
+
+    /** The counts: read directly for a local semaphore; for a remote one, once per REMOTE_REFRESH. */
+    private State state() {
+        if (!(semaphore instanceof StateSource source)) {
+            long limit = semaphore.permits();
+            return new State(limit, semaphore.maxPermits(), semaphore.availablePermits(), semaphore.queueLength(),
+                    semaphore.isClosed(), false);
+        }
+        Reading r = last;
+        long now = System.nanoTime();
+        if (r != null && (!r.remote() || now - r.at() < REMOTE_REFRESH.toNanos())) {
+            return r.remote() ? r.state() : source.state();
+        }
+        if (r != null && !refreshing.compareAndSet(false, true)) {
+            return r.state(); // another scrape is reading it now
+        }
+        try {
+            State s;
+            try {
+                s = source.state();
+            } catch (RuntimeException e) {
+                last = new Reading(null, now, true);
+                throw e;
+            }
+            last = new Reading(s, now, s.remote());
+            return s;
+        } finally {
+            refreshing.set(false);
+        }
+    }
+
+    private record Reading(State state, long at, boolean remote) {
+    }
+
+    private record Binding(MeterRegistry registry, List<Meter> meters, Recorder recorder) {
+    }
+
+    private static String[] outcomes() {
+        Rejection[] why = Rejection.values();
+        String[] names = new String[why.length + 1];
+        names[0] = "granted";
+        for (Rejection r : why) {
+            names[r.ordinal() + 1] = r.name().toLowerCase(Locale.ROOT);
+        }
+        return names;
+    }
+
+    /** The listener of one binding: one meter update per event, no allocation. */
+    private static final class Recorder implements SemaphoreListener {
+        private final Timer[] acquire;
+        private final Timer hold;
+        private final Counter leaks;
+
+        Recorder(Timer[] acquire, Timer hold, Counter leaks) {
+            this.acquire = acquire;
+            this.hold = hold;
+            this.leaks = leaks;
+        }
+
+        @Override
+        public void acquired(Semaphore semaphore, long permits, long waitNanos) {
+            acquire[0].record(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public void rejected(Semaphore semaphore, long permits, Rejection why, long waitNanos) {
+            acquire[why.ordinal() + 1].record(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public void released(Semaphore semaphore, long permits, long heldNanos) {
+            if (heldNanos >= 0) {
+                hold.record(heldNanos, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        @Override
+        public void leaked(Semaphore semaphore, long permits) {
+            leaks.increment(permits);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+package dev.sema.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sema.LeakDetection;
+import dev.sema.Permit;
+import dev.sema.Semaphore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Every meter of API.md §7, with real semaphore traffic. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SemaphoreMetricsTest {
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    private static double gauge(MeterRegistry r, String name) {
+        return r.get(name).tag("name", "db").gauge().value();
+    }
+
+    private static Timer acquire(MeterRegistry r, String outcome) {
+        return r.get("sema.acquire").tag("name", "db").tag("outcome", outcome).timer();
+    }
+
+    @Test
+    void gaugesShowTheCountsNow() throws Exception {
+        Semaphore s = Semaphore.builder().name("db").permits(3).maxPermits(5).build();
+        new SemaphoreMetrics(s).bindTo(registry);
+        Permit two = s.acquire(2);
+        CompletableFuture<Permit> queued = s.acquireAsync(3);
+        assertThat(gauge(registry, "sema.permits.limit")).isEqualTo(3);
+        assertThat(gauge(registry, "sema.permits.max")).isEqualTo(5);
+        assertThat(gauge(registry, "sema.permits.available")).isEqualTo(1);
+        assertThat(gauge(registry, "sema.permits.used")).isEqualTo(2);
+        assertThat(gauge(registry, "sema.queue.waiters")).isEqualTo(1);
+        s.reducePermits(2);
+        assertThat(gauge(registry, "sema.permits.available")).isEqualTo(-1);
+        s.setPermits(5);
+        Permit three = queued.get(20, TimeUnit.SECONDS);
+        assertThat(gauge(registry, "sema.permits.used")).isEqualTo(5);
+        assertThat(gauge(registry, "sema.queue.waiters")).isZero();
+        two.close();
+        three.close();
+        assertThat(gauge(registry, "sema.permits.used")).isZero();
+    }
+
+    @Test
+    void theAcquireTimerCountsEveryOutcomeWithItsWait() throws Exception {
+        Semaphore s = Semaphore.builder().name("db").permits(1).build();
+        new SemaphoreMetrics(s).bindTo(registry);
+        for (String outcome : new String[] {"granted", "unavailable", "timeout", "cancelled", "interrupted", "closed"}) {
+            assertThat(acquire(registry, outcome).count()).as(outcome + " registered at 0").isZero();
+        }
+        Permit p = s.acquire();
+        assertThat(s.tryAcquire()).isEmpty();
+        assertThatThrownBy(() -> s.acquire(1, Duration.ofMillis(20))).isInstanceOf(TimeoutException.class);
+        CompletableFuture<Permit> cancelled = s.acquireAsync(1);
+        cancelled.cancel(false);
+        Thread.currentThread().interrupt();
+        assertThatThrownBy(s::acquire).isInstanceOf(InterruptedException.class);
+        CompletableFuture<Permit> queued = s.acquireAsync(1);
+        Thread.sleep(5); // a measurable wait; the assertion does not depend on how long
+        p.close();
+        queued.get(20, TimeUnit.SECONDS).close();
+        s.close();
+        assertThatThrownBy(s::tryAcquire).isInstanceOf(dev.sema.SemaphoreClosedException.class);
+        assertThat(acquire(registry, "granted").count()).isEqualTo(2);
+        assertThat(acquire(registry, "granted").max(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(5);
+        assertThat(acquire(registry, "unavailable").count()).isEqualTo(1);
+        assertThat(acquire(registry, "timeout").count()).isEqualTo(1);
+        assertThat(acquire(registry, "timeout").totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(20);
+        assertThat(acquire(registry, "cancelled").count()).isEqualTo(1);
+        assertThat(acquire(registry, "interrupted").count()).isEqualTo(1);
+        assertThat(acquire(registry, "closed").count()).isEqualTo(1);
+    }
+
+    @Test
+    void theHoldTimerSamplesEveryGiveBack() throws Exception {
+        Semaphore s = Semaphore.builder().name("db").permits(3).build();
+        Permit before = s.acquire(); // granted before the binding: its hold is unknown, not sampled
+        new SemaphoreMetrics(s).bindTo(registry);
+        Permit p = s.acquire(2);
+        Thread.sleep(5);
+        p.release(1);
+        p.close();
+        p.close(); // nothing more to give back
+        before.close();
+        Timer hold = registry.get("sema.permit.hold").tag("name", "db").timer();
+        assertThat(hold.count()).isEqualTo(2);
+        assertThat(hold.max(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(5);
+    }
+
+    @Test
+    void theLeakCounterCountsPermitsReturnedByLeakDetection() throws Exception {
+        Semaphore s = Semaphore.builder().name("db").permits(3).leakDetection(LeakDetection.SAMPLED).build();
+        new SemaphoreMetrics(s).bindTo(registry);
+        leak(s);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (registry.get("sema.leaks").tag("name", "db").counter().count() < 2) {
+            assertThat(System.nanoTime() - deadline).as("leak not found in time").isNegative();
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertThat(registry.get("sema.leaks").counter().count()).isEqualTo(2);
+        assertThat(s.availablePermits()).isEqualTo(3);
+    }
+
+    private static void leak(Semaphore s) throws InterruptedException {
+        s.acquire(2);
+    }
+
+    @Test
+    void tagsCloseAndSeveralRegistries() throws Exception {
+        Semaphore s = Semaphore.builder().name("db").permits(2).build();
+        SimpleMeterRegistry second = new SimpleMeterRegistry();
+        SemaphoreMetrics metrics = new SemaphoreMetrics(s, Tags.of("service", "orders"));
+        metrics.bindTo(registry);
+        metrics.bindTo(second);
+        s.acquire().close();
+        for (MeterRegistry r : new MeterRegistry[] {registry, second}) {
+            assertThat(r.get("sema.acquire").tag("name", "db").tag("service", "orders").tag("outcome", "granted")
+                    .timer().count()).isEqualTo(1);
+            assertThat(r.get("sema.permits.limit").tag("service", "orders").gauge().value()).isEqualTo(2);
+        }
+        metrics.close();
+        metrics.close(); // idempotent
+        assertThat(registry.find("sema.acquire").meters()).isEmpty();
+        assertThat(registry.find("sema.permits.limit").meters()).isEmpty();
+        assertThat(second.getMeters()).isEmpty();
+        s.acquire().close(); // no listener left: nothing recorded, nothing thrown
+        assertThat(s.removeListener(new dev.sema.SemaphoreListener() {
+        })).isFalse();
+    }
+
+    @Test
+    void aPrometheusScrapeShowsEveryMeter() throws Exception {
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        Semaphore s = Semaphore.builder().name("db").permits(2).build();
+        new SemaphoreMetrics(s).bindTo(prometheus);
+        s.acquire().close();
+        assertThat(s.tryAcquire(3 - 1)).isPresent().get().satisfies(Permit::close);
+        String scrape = prometheus.scrape();
+        assertThat(scrape)
+                .contains("sema_permits_limit{name=\"db\"} 2")
+                .contains("sema_permits_max{name=\"db\"} 2")
+                .contains("sema_permits_available{name=\"db\"} 2")
+                .contains("sema_permits_used{name=\"db\"} 0")
+                .contains("sema_queue_waiters{name=\"db\"} 0")
+                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\"} 2")
+                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"timeout\"} 0")
+                .contains("sema_permit_hold_seconds_count{name=\"db\"} 2")
+                .contains("sema_leaks_total{name=\"db\"} 0");
+    }
+}

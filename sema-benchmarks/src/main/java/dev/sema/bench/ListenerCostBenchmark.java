@@ -4,6 +4,8 @@ import dev.sema.Permit;
 import dev.sema.Rejection;
 import dev.sema.Semaphore;
 import dev.sema.SemaphoreListener;
+import dev.sema.micrometer.SemaphoreMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -21,8 +23,9 @@ import org.openjdk.jmh.annotations.Threads;
 
 /**
  * Benchmark 8, what observing a semaphore costs: the same operations with no listener, with a listener
- * that counts in {@link LongAdder}s (about the work a metrics binding does per event, without a registry).
- * Read each time against {@code NONE} in the same run.
+ * that counts in {@link LongAdder}s (about the work a metrics binding does per event, without a registry), and
+ * with {@code SemaphoreMetrics} bound to a {@code SimpleMeterRegistry}. Read each time against {@code NONE}
+ * in the same run.
  *
  * <ul>
  * <li>{@code uncontended}: acquire 1 permit and release it, the permit kept in try-with-resources (one
@@ -40,7 +43,7 @@ import org.openjdk.jmh.annotations.Threads;
 public class ListenerCostBenchmark {
 
     /** How the semaphore is observed. */
-    @Param({"NONE", "COUNTING"})
+    @Param({"NONE", "COUNTING", "METRICS"})
     public Observer observer;
 
     private Semaphore semaphore;
@@ -111,6 +114,15 @@ public class ListenerCostBenchmark {
                 CountingListener l = new CountingListener();
                 s.addListener(l);
                 return () -> s.removeListener(l);
+            }
+        },
+        /** {@code SemaphoreMetrics} bound to a {@code SimpleMeterRegistry}. */
+        METRICS {
+            @Override
+            AutoCloseable observe(Semaphore s) {
+                SemaphoreMetrics metrics = new SemaphoreMetrics(s);
+                metrics.bindTo(new SimpleMeterRegistry());
+                return metrics;
             }
         };
 

@@ -45,6 +45,11 @@ import java.util.concurrent.atomic.LongAdder;
  * held permits: the excess finishes first), and at the end calls {@code close()}, which fails every
  * queued request with {@link SemaphoreClosedException}, then {@code awaitIdle()}, which waits until
  * every held permit is back. The run ends with checks of what it promised (see {@link Report}).
+ *
+ * <p>The worker semaphore's meters ({@code SemaphoreMetrics}) are served in the Prometheus format on a
+ * loopback port and scraped over HTTP while the load runs ({@link MetricsEndpoint}): the status line shows
+ * the wait's median and 99th percentile and the timeouts from the scrape, and a last check compares the
+ * scraped counts with the demo's own.
  */
 final class ServicePart implements Part {
 
@@ -147,6 +152,11 @@ final class ServicePart implements Part {
     private final List<Window> windows = new ArrayList<>(); // every limit in force, in order
     private volatile Window window;                          // the limit in force now
     private final AtomicReference<Throwable> firstFailure = new AtomicReference<>();
+    private final LongAdder slotsGranted = new LongAdder();
+    private final LongAdder cancelledWhileServed = new LongAdder();
+    private MetricsEndpoint endpoint;
+    private volatile MetricsEndpoint.Scrape lastScrape;
+    private Check scraped;
     private long startNanos;
     private long runningAfterIdle = -1;
 
@@ -180,12 +190,30 @@ final class ServicePart implements Part {
 
     @Override
     public List<Check> run() throws InterruptedException {
-        return play().checks();
+        List<Check> checks = new ArrayList<>(play().checks());
+        checks.add(scraped);
+        return checks;
+    }
+
+    /** The check that the scraped counts equal the demo's own; set by {@link #play()}. */
+    Check scrapeCheck() {
+        return scraped;
     }
 
     /** Runs the whole scenario and returns what it measured. */
     Report play() throws InterruptedException {
+        try (MetricsEndpoint metrics = new MetricsEndpoint(workers)) {
+            endpoint = metrics;
+            return playObserved();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot serve the metrics on a loopback port", e);
+        }
+    }
+
+    private Report playObserved() throws InterruptedException {
         introduce();
+        terminal.println("The workers' meters are served at " + endpoint.uri() + " and scraped while the load runs.");
+        terminal.println("");
         startNanos = System.nanoTime();
         install(new Window(settings.limit()));
         event("limit " + settings.limit(), "steady load");
@@ -204,6 +232,7 @@ final class ServicePart implements Part {
         terminal.endStatus();
         Report report = report();
         report.summary().forEach(terminal::println);
+        scraped = checkScrape(report);
         if (firstFailure.get() != null) {
             firstFailure.get().printStackTrace();
         }
@@ -354,6 +383,7 @@ final class ServicePart implements Part {
 
     /** Holds the worker slot while taking the buffer's size from the memory budget and doing the work. */
     private Outcome serve(Request request, Permit slot) {
+        slotsGranted.increment();
         try (slot) {
             enterRunning();
             try (Permit buffer = memory.acquire(request.kib())) {
@@ -368,6 +398,7 @@ final class ServicePart implements Part {
             }
             return Outcome.COMPLETED;
         } catch (InterruptedException e) {
+            cancelledWhileServed.increment();
             return Outcome.CANCELLED; // the client hung up while being served
         }
     }
@@ -447,9 +478,46 @@ final class ServicePart implements Part {
 
     private void showStatus() {
         long done = outcomes.values().stream().mapToLong(LongAdder::sum).sum();
+        try {
+            lastScrape = endpoint.scrape();
+        } catch (java.io.IOException e) {
+            // the next tick tries again; the last check scrapes once more and fails if it cannot
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        MetricsEndpoint.Scrape m = lastScrape;
+        String scrape = m == null ? "" : format("  wait p50 %5.1f p99 %5.1f ms  timeouts %,5d", m.p50Millis(),
+                m.p99Millis(), m.count("timeout"));
         terminal.status(format("%6.1fs  limit %3d  running %3d  queued %4d  memory %4.1f/%.1f MiB  done %,6d",
                 elapsedSeconds(), workers.permits(), running.value(), workers.queueLength(),
-                memoryInUse.value() / 1024.0, settings.memoryBudgetKiB() / 1024.0, done));
+                memoryInUse.value() / 1024.0, settings.memoryBudgetKiB() / 1024.0, done) + scrape);
+    }
+
+    /**
+     * Scrapes the meters once more and checks them against the demo's own counts: every request that got a
+     * worker slot is a {@code granted} sample (including those whose client hung up while served), the
+     * timeouts and closes match, and the requests whose client hung up while queued are the
+     * {@code cancelled} and {@code interrupted} ones.
+     */
+    private Check checkScrape(Report report) throws InterruptedException {
+        MetricsEndpoint.Scrape m;
+        try {
+            m = endpoint.scrape();
+        } catch (java.io.IOException e) {
+            return new Check("the scraped meters agree with the demo's counts", false, "scrape failed: " + e);
+        }
+        long hungUpWhileQueued = report.count(Outcome.CANCELLED) - cancelledWhileServed.sum();
+        boolean agree = m.count("granted") == slotsGranted.sum()
+                && m.count("timeout") == report.count(Outcome.TIMED_OUT)
+                && m.count("cancelled") + m.count("interrupted") == hungUpWhileQueued
+                && m.count("closed") == report.count(Outcome.CLOSED)
+                && m.count("unavailable") == 0;
+        return new Check("the scraped meters agree with the demo's counts", agree,
+                format("scraped granted %,d, timeout %,d, cancelled + interrupted %,d + %,d, closed %,d;"
+                        + " counted %,d slots granted, %,d timed out, %,d hung up while queued, %,d closed",
+                        m.count("granted"), m.count("timeout"), m.count("cancelled"), m.count("interrupted"),
+                        m.count("closed"), slotsGranted.sum(), report.count(Outcome.TIMED_OUT), hungUpWhileQueued,
+                        report.count(Outcome.CLOSED)));
     }
 
     private double elapsedSeconds() {

@@ -27,10 +27,13 @@ class ServicePartTest {
         ByteArrayOutputStream output = new ByteArrayOutputStream();
         Terminal terminal = new Terminal(new PrintStream(output, true, StandardCharsets.UTF_8), false);
 
-        Report report = new ServicePart(small, terminal).play();
+        ServicePart part = new ServicePart(small, terminal);
+        Report report = part.play();
 
         String printed = output.toString(StandardCharsets.UTF_8);
         assertThat(report.checks()).allSatisfy(check -> assertThat(check.passed()).as(check.toString()).isTrue());
+        assertThat(part.scrapeCheck().passed()).as(part.scrapeCheck().toString()).isTrue();
+        assertThat(printed).contains("/metrics").contains("wait p50");
         assertThat(report.ended()).isEqualTo(1_000);
         assertThat(report.count(Outcome.FAILED)).isZero();
         assertThat(report.peaks()).extracting(LimitPeak::limit).containsExactly(16L, 4L, 32L, 16L, 4L);

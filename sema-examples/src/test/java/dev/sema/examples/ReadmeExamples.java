@@ -5,10 +5,16 @@ import dev.sema.Gate;
 import dev.sema.LeakDetection;
 import dev.sema.Parallel;
 import dev.sema.Permit;
+import dev.sema.Rejection;
 import dev.sema.Semaphore;
+import dev.sema.SemaphoreListener;
+import dev.sema.micrometer.SemaphoreMetrics;
 import dev.sema.redis.RedisPermit;
 import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphores;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.File;
 import java.io.IOException;
 import java.time.Duration;
@@ -294,5 +300,23 @@ class ReadmeExamples {
                 storage.write(data, p.fencingToken());      // the storage refuses tokens older than the last it saw
             }
         }
+    }
+
+    void example22() {
+        Semaphore db = Semaphore.builder().name("db").permits(10).listener(new SemaphoreListener() {
+            @Override
+            public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
+                System.out.println(s.name() + ": " + why + " after " + waitNanos / 1_000_000 + " ms");
+            }
+        }).build();
+        db.tryAcquire(11 - 1).orElseThrow().close();
+    }
+
+    void example23() {
+        Semaphore db = Semaphore.builder().name("db").permits(10).build();
+        MeterRegistry registry = new SimpleMeterRegistry();
+        SemaphoreMetrics metrics = new SemaphoreMetrics(db, Tags.of("service", "orders"));
+        metrics.bindTo(registry);   // gauges, timers and a counter, tagged name="db", service="orders"
+        metrics.close();
     }
 }

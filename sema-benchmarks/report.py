@@ -24,13 +24,20 @@ LABELS = OrderedDict([
     ("JDK_FAIR", "JDK fair"),
     ("ASYNCUTIL_FAIR", "asyncutil FairAsyncSemaphore"),
     ("HAND_WRITTEN", "hand-written lock + deque"),
+    ("NONE", "Sema, no listener"),
+    ("COUNTING", "Sema, counting listener"),
+    ("METRICS", "Sema, SemaphoreMetrics bound"),
 ])
-ANCHORS = ["JDK_NONFAIR", "JDK_FAIR", "ASYNCUTIL_FAIR", "HAND_WRITTEN"]
+ANCHORS = ["JDK_NONFAIR", "JDK_FAIR", "ASYNCUTIL_FAIR", "HAND_WRITTEN", "NONE"]
 
 SECTIONS = [
     ("UncontendedBenchmark", "1. Uncontended acquire + release, one thread",
      "One thread acquires 1 permit and releases it (Sema with try-with-resources). B/op is JMH's "
      "`gc.alloc.rate.norm` (`-prof gc`)."),
+    ("EscapingBenchmark", "1b. Uncontended, the permit escapes (stored in a field, returned)",
+     "The same operation as section 1, but the grant is kept the way a request object, a future or a pool "
+     "keeps it: stored in a field, or returned by a method the JIT may not inline. The JIT can no longer "
+     "remove Sema's `Permit`; the JDK releases by count and keeps nothing. Read it beside section 1."),
     ("ContendedBenchmark", "2. Contended: 2 and 4 threads, limit 1 and 2",
      "Platform threads share one semaphore; each operation holds 1 permit for a tiny CPU-bound section "
      "(`inside` tokens of `Blackhole.consumeCPU`), then burns `outside` tokens. Throughput of all threads."),
@@ -41,12 +48,19 @@ SECTIONS = [
      "A single-threaded event loop keeps 1,000 async requests outstanding; one operation is one grant "
      "(release a granted request, which grants the head of the queue, and issue the next). The JDK "
      "semaphore has no async acquire and is not in this table."),
+    ("AsyncUncontendedBenchmark", "4b. Async acquire granted at once, then released",
+     "One thread calls the async acquire of 1 free permit, takes the grant from the completed stage (which "
+     "escapes, as in async code) and releases it."),
     ("ReleaseCostBenchmark", "5. Release cost against the number of queued async waiters",
      "One permit, held, with `queued` async waiters behind it; one operation releases it to the head "
      "waiter and queues a new waiter at the tail (the queue length stays constant)."),
     ("WeightedBenchmark", "6. Weighted requests of 1..8 permits on a limit of 16, 4 threads",
      "Each operation acquires a pseudo-random 1..8 permits (the same sequence for every implementation), "
      "runs a tiny section and releases. The async-only implementations block by joining their future."),
+    ("ListenerCostBenchmark", "9. What observing a semaphore costs",
+     "The same semaphore with no listener, a listener that counts in LongAdders, and SemaphoreMetrics bound to "
+     "a SimpleMeterRegistry: `uncontended` is an acquire and release (two events), `queuedGrant` a request "
+     "that queues and is granted by the release of the permit held (three events, its wait timed)."),
 ]
 
 
@@ -95,7 +109,7 @@ def load(path):
     for r in data:
         cls, method = class_and_method(r["benchmark"])
         params = dict(r.get("params") or {})
-        impl = params.pop("impl", "?")
+        impl = params.pop("impl", None) or params.pop("observer", "?")
         pm = r["primaryMetric"]
         alloc = float("nan")
         for key, metric in (r.get("secondaryMetrics") or {}).items():
@@ -191,6 +205,16 @@ def targets(rows):
                     a = g[impl]["alloc"]
                     out.append(("1", where, f"{LABELS[impl]} allocates {fmt(a)} B/op (target 0)",
                                 "yes" if a < 0.5 else "no"))
+        elif cls == "EscapingBenchmark":
+            check("1b", where, "SEMA_BARGING", "JDK_NONFAIR", 1.25, g)
+            check("1b", where, "SEMA_FIFO", "JDK_NONFAIR", 1.25, g)
+        elif cls == "AsyncUncontendedBenchmark":
+            check("4b", where, "SEMA_FIFO", "ASYNCUTIL_FAIR", 1.0, g)
+            check("4b", where, "SEMA_BARGING", "ASYNCUTIL_FAIR", 1.0, g)
+        elif cls == "ListenerCostBenchmark" and method == "uncontended" and "METRICS" in g and "NONE" in g:
+            added = g["METRICS"]["score"] - g["NONE"]["score"]
+            out.append(("9", where, f"SemaphoreMetrics adds {added:.1f} ns per acquire + release (target ≤ 60)",
+                        "yes" if added <= 60 else "no"))
         elif cls == "ContendedBenchmark":
             check("2", where, "SEMA_FIFO", "JDK_FAIR", 1 / 1.5, g)
             check("2", where, "SEMA_BARGING", "JDK_NONFAIR", 1.0, g)

@@ -3,6 +3,9 @@ package dev.sema.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sema.Permit;
+import dev.sema.Rejection;
+import dev.sema.Semaphore;
+import dev.sema.SemaphoreListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +35,30 @@ class RedisConcurrencyTest extends RedisTestSupport {
         AtomicLong inUse = new AtomicLong();
         AtomicLong maxSeen = new AtomicLong();
         AtomicLong granted = new AtomicLong();
+        // Each handle's listener sees its own requests: exactly one event per request, permits back once each.
+        AtomicLong acquiredEvents = new AtomicLong();
+        AtomicLong rejectedEvents = new AtomicLong();
+        AtomicLong permitsGranted = new AtomicLong();
+        AtomicLong permitsReleased = new AtomicLong();
+        SemaphoreListener counting = new SemaphoreListener() {
+            @Override
+            public void acquired(Semaphore s, long permits, long waitNanos) {
+                acquiredEvents.incrementAndGet();
+                permitsGranted.addAndGet(permits);
+            }
+
+            @Override
+            public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
+                rejectedEvents.incrementAndGet();
+            }
+
+            @Override
+            public void released(Semaphore s, long permits, long heldNanos) {
+                permitsReleased.addAndGet(permits);
+            }
+        };
+        sa.addListener(counting);
+        sb.addListener(counting);
         List<Thread> threads = new ArrayList<>();
         List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
         for (int t = 0; t < 8; t++) {
@@ -93,5 +120,8 @@ class RedisConcurrencyTest extends RedisTestSupport {
         assertThat(maxSeen.get()).isLessThanOrEqualTo(limit);
         await("every permit back", () -> sa.availablePermits() == limit && sa.queueLength() == 0);
         checkInvariants();
+        assertThat(acquiredEvents.get()).as("acquired events").isEqualTo(granted.get());
+        assertThat(acquiredEvents.get() + rejectedEvents.get()).as("one event per request").isEqualTo(8 * 60);
+        assertThat(permitsReleased.get()).as("permits released").isEqualTo(permitsGranted.get());
     }
 }

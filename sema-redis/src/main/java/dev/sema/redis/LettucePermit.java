@@ -56,13 +56,26 @@ final class LettucePermit implements RedisPermit {
 
     @Override
     public void close() {
+        long n = giveBackAll();
+        if (n != 0) {
+            semaphore.listeners().released(n, grantedAt);
+        }
+    }
+
+    /** Gives a grant that nobody received back (its caller gave up first), without a {@code released} event. */
+    void discard() {
+        giveBackAll();
+    }
+
+    /** Empties this permit and releases its grant (never throwing); returns how many permits it held. */
+    private long giveBackAll() {
         String id;
         long n;
         lock.lock();
         try {
             n = held;
             if (n == 0) {
-                return;
+                return 0;
             }
             id = grantId;
             held = 0;
@@ -77,27 +90,7 @@ final class LettucePermit implements RedisPermit {
         if (id != null) {
             semaphore.releaseQuietly(id);
         }
-        semaphore.listeners().released(n, grantedAt);
-    }
-
-    /** Gives a grant that nobody received back (its caller gave up first), without a {@code released} event. */
-    void discard() {
-        String id;
-        lock.lock();
-        try {
-            id = grantId;
-            held = 0;
-            grantId = null;
-            epoch += 2;
-            if (id != null) {
-                unregister(id, this);
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (id != null) {
-            semaphore.releaseQuietly(id);
-        }
+        return n;
     }
 
     @Override

@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sema.Semaphore;
 import dev.sema.contract.SemaphoreContract;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.sync.RedisCommands;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -23,43 +20,26 @@ import org.junit.jupiter.api.TestInfo;
 @Tag("redis")
 class RedisContractTest extends SemaphoreContract {
     private static final AtomicInteger NAMES = new AtomicInteger();
-    private static RedisServer server;
-    private static String missing;
-    private static RedisClient inspector;
-    private static RedisCommands<String, String> redis;
 
     private RedisSemaphores a;
     private RedisSemaphores b;
 
+    // The server's life is RedisTestSupport's (one per class; Redis 6.2 for OnRedis62 classes).
     @BeforeAll
     static void startServer(TestInfo info) throws Exception {
-        Class<?> testClass = info.getTestClass().orElseThrow();
-        server = RedisServer.startFor(testClass);
-        if (server == null) {
-            missing = RedisServer.missing(testClass);
-            return;
-        }
-        inspector = RedisClient.create(server.uri());
-        redis = inspector.connect().sync();
+        RedisTestSupport.startServer(info);
     }
 
     @AfterAll
     static void stopServer() throws Exception {
-        if (inspector != null) {
-            inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            inspector = null;
-        }
-        if (server != null) {
-            server.close();
-            server = null;
-        }
+        RedisTestSupport.stopServer();
     }
 
     @BeforeEach
     void connect() {
-        assumeTrue(server != null, missing);
-        a = RedisSemaphores.connect(server.uri());
-        b = RedisSemaphores.connect(server.uri());
+        assumeTrue(RedisTestSupport.server != null, RedisTestSupport.missing);
+        a = RedisSemaphores.connect(RedisTestSupport.server.uri());
+        b = RedisSemaphores.connect(RedisTestSupport.server.uri());
     }
 
     @AfterEach
@@ -85,6 +65,6 @@ class RedisContractTest extends SemaphoreContract {
 
     @Override
     protected void checkInvariants(Semaphore s) {
-        RedisTestSupport.checkInvariants(redis, s.name());
+        RedisTestSupport.checkInvariants(RedisTestSupport.redis, s.name());
     }
 }

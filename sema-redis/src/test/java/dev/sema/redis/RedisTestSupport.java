@@ -28,7 +28,7 @@ import org.junit.jupiter.api.TestInfo;
 @Tag("redis")
 abstract class RedisTestSupport {
     static RedisServer server;
-    private static String missing;
+    static String missing;
     private static RedisClient inspector;
     static RedisCommands<String, String> redis;
     private static final AtomicInteger NAMES = new AtomicInteger();

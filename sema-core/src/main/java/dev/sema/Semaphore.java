@@ -82,7 +82,7 @@ import java.util.function.Supplier;
  *
  * <h2>Wake-ups</h2>
  * Blocked threads park and never pin a virtual thread. A virtual thread never spins; a platform thread
- * that is alone in the queue spins briefly (about a thousand spin-wait hints, microseconds) before it
+ * that is alone in a FIFO queue spins briefly (about a thousand spin-wait hints, microseconds) before it
  * parks, so that a hand-off reaches it running. Futures are completed outside
  * every internal lock, on the thread whose release or resize made the grant possible (or the thread
  * that cancelled). A release that lets many async waiters run never recurses without bound: grants

@@ -20,6 +20,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     the epoch the grant had then (L4).</li>
  * <li>H3: a waiter Redis reports granted is completed as if woken (a lost message is healed); one it
  *     reports gone is queued again with the same id, or failed when the semaphore is closed.</li>
+ * <li>H4: CANCELs and RELEASEs whose reply was lost (L6) are sent again on every tick until Redis
+ *     answers.</li>
  * </ul>
  */
 final class Heartbeat {
@@ -61,6 +63,7 @@ final class Heartbeat {
             if (semaphore.hasLeft()) {
                 return;
             }
+            resendLost(); // keeps H4
             long now = System.nanoTime();
             boolean due = false;
             for (LettucePermit p : semaphore.held.values()) {
@@ -108,6 +111,19 @@ final class Heartbeat {
         } catch (RuntimeException e) {
             inFlight.set(false);
             LOG.log(System.Logger.Level.WARNING, semaphore.describe() + ": renewal tick failed", e);
+        }
+    }
+
+    /** Sends again the CANCELs and RELEASEs whose reply was lost; each leaves its set once Redis answers. */
+    private void resendLost() {
+        if (semaphore.renewalsSuspended) {
+            return;
+        }
+        for (String id : semaphore.cancelsDue) {
+            semaphore.resendCancel(id);
+        }
+        for (String id : semaphore.releasesDue) {
+            semaphore.resendRelease(id);
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -58,6 +59,9 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      split, merge) bump the permit's epoch, and renewal results for an older epoch are ignored.
      *  L5: every acquire request that ends passes ended() once, with its outcome: the one place where
      *      outcomes are reported to the listeners (dev.sema.internal.Listeners).
+     *  L6: a CANCEL or a whole-grant RELEASE whose outcome is unknown (no reply in time, a dropped
+     *      connection) is kept in cancelsDue/releasesDue and sent again by the Heartbeat until Redis
+     *      answers; both scripts are idempotent per id, so a second run changes nothing.
      *
      * Threads: replies and messages are handled on virtual threads (RedisSemaphores.execute), ticks on the
      * timer thread; neither blocks on Redis except LettucePermit ops, which hold only that permit's lock.
@@ -85,6 +89,9 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     final ConcurrentHashMap<String, Pending<?>> waiting = new ConcurrentHashMap<>();
     final ConcurrentHashMap<String, LettucePermit> held = new ConcurrentHashMap<>();
+    /** CANCELs and whole-grant RELEASEs whose reply was lost (L6): the Heartbeat sends them again. */
+    final Set<String> cancelsDue = ConcurrentHashMap.newKeySet();
+    final Set<String> releasesDue = ConcurrentHashMap.newKeySet();
 
     private volatile long ceiling;
     private volatile Protocol.Status last;
@@ -420,11 +427,31 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         }
     }
 
+    /** Withdraws a request in Redis; if the reply is lost, it is sent again until Redis answers (L6). */
     private void cancelOnServer(String id) {
         protocol.cancel(id).whenComplete((r, e) -> {
-            if (e != null) {
+            if (e != null && !left) {
+                cancelsDue.add(id);
                 LOG.log(System.Logger.Level.DEBUG, () -> describe() + ": CANCEL " + id
-                        + " failed; the waiter time-to-live or the lease will end it", e);
+                        + " got no reply; sent again at the next heartbeats until Redis answers", e);
+            }
+        });
+    }
+
+    /** The Heartbeat's resend of a lost CANCEL: it stays due until Redis answers (L6). */
+    void resendCancel(String id) {
+        protocol.cancel(id).whenComplete((r, e) -> {
+            if (e == null) {
+                cancelsDue.remove(id);
+            }
+        });
+    }
+
+    /** The Heartbeat's resend of a lost whole-grant RELEASE: it stays due until Redis answers (L6). */
+    void resendRelease(String grantId) {
+        protocol.release(grantId, "", 0).whenComplete((r, e) -> {
+            if (e == null) {
+                releasesDue.remove(grantId);
             }
         });
     }
@@ -555,13 +582,20 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         return listeners;
     }
 
-    /** Releases a whole grant, never throwing: a release that cannot be delivered is left to the lease. */
+    /**
+     * Releases a whole grant, never throwing. A release whose reply is lost is sent again at the next
+     * heartbeats until Redis answers (L6), and the lease ends it if this process stops first.
+     */
     void releaseQuietly(String grantId) {
         try {
             sync("release of grant " + grantId, protocol.release(grantId, "", 0));
         } catch (RuntimeException e) {
+            if (!left) {
+                releasesDue.add(grantId);
+            }
             LOG.log(System.Logger.Level.WARNING, () -> describe() + ": could not release grant " + grantId
-                    + "; its lease will end it: " + e.getMessage());
+                    + " now; it is sent again at the next heartbeat (and its lease ends it otherwise): "
+                    + e.getMessage());
         }
     }
 

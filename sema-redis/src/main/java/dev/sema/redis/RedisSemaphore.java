@@ -84,7 +84,19 @@ import java.util.Objects;
  * <h2>Errors</h2>
  * If Redis cannot be reached, or does not answer within the command timeout, an operation throws (or
  * its future fails with) {@link RedisSemaphoreException}; it never waits for Redis to come back.
- * {@link dev.sema.Permit#close()} never throws: a release that cannot be delivered is left to the lease.
+ * {@link dev.sema.Permit#close()} never throws.
+ *
+ * <h2>Lost replies</h2>
+ * A command whose reply does not come back in time (Redis stalled, the connection dropped) may still
+ * run in Redis later, or not at all. The withdrawal of a timed-out, interrupted or cancelled request, and
+ * the release of a closed {@code Permit}, are therefore sent again at every heartbeat (at least once a
+ * second) until Redis answers; both are idempotent, so running twice changes nothing. Their permits are
+ * back within about a heartbeat of Redis answering again, not when the lease ends. Renewals are sent
+ * again at every heartbeat anyway. The scripts are loaded when the client connects and after every
+ * reconnect, so a command that Redis runs late does not depend on its script cache. A release of part of
+ * a {@code Permit}, a split, a merge or a forget whose reply is lost throws {@link RedisSemaphoreException};
+ * if Redis ran it after all, the next renewal finds the grant gone and reports it through
+ * {@link RedisPermit#leaseLost()}, and the lease returns what Redis still holds under it.
  *
  * <h2>Memory consistency effects</h2>
  * Actions in a thread before it releases permits happen-before the actions that follow a successful

@@ -4,7 +4,9 @@ import dev.sema.SemaphoreClosedException;
 import dev.sema.internal.Timeouts;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
@@ -24,6 +26,7 @@ import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.net.SocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -154,6 +157,35 @@ public final class RedisSemaphores implements AutoCloseable {
         });
         this.timer.setRemoveOnCancelPolicy(true);
         this.callbacks = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("sema-redis-", 0).factory());
+        // Scripts are loaded now and after every reconnect (a restarted Redis has none), so that no first
+        // call of a kind depends on Redis's script cache: a CANCEL or RELEASE whose reply is lost still runs.
+        client.addListener(reconnected);
+        loadScripts();
+    }
+
+    private final RedisConnectionStateListener reconnected = new RedisConnectionStateListener() {
+        @Override
+        public void onRedisConnected(RedisChannelHandler<?, ?> channel, SocketAddress address) {
+            if (!closed.get()) {
+                loadScripts();
+            }
+        }
+    };
+
+    /** Loads every script (SCRIPT LOAD, on every master of a cluster); a failure leaves EVAL as the fallback. */
+    void loadScripts() {
+        for (Script script : Script.values()) {
+            try {
+                commands.scriptLoad(script.source()).whenComplete((sha, e) -> {
+                    if (e != null) {
+                        LOG.log(System.Logger.Level.DEBUG, () -> "SCRIPT LOAD " + script + " failed; EVAL is the"
+                                + " fallback", e);
+                    }
+                });
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, () -> "SCRIPT LOAD " + script + " failed", e);
+            }
+        }
     }
 
     private static RedisSemaphores standalone(RedisClient client, boolean ownsClient, Duration commandTimeout) {
@@ -395,6 +427,7 @@ public final class RedisSemaphores implements AutoCloseable {
             }
         }
         timer.shutdownNow();
+        client.removeListener(reconnected);
         CompletableFuture.allOf(pubsub.closeAsync(), connection.closeAsync()).join();
         if (ownsClient) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));

@@ -235,6 +235,23 @@ final class RedisServer implements AutoCloseable {
         return binary;
     }
 
+    /** Stops the server without killing it (SIGSTOP): it answers nothing until {@link #resume()}. */
+    void pause() throws IOException, InterruptedException {
+        signal("-STOP");
+    }
+
+    /** Lets a paused server run again (SIGCONT): it then runs the commands that queued meanwhile. */
+    void resume() throws IOException, InterruptedException {
+        signal("-CONT");
+    }
+
+    private void signal(String which) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", which, Long.toString(process.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IOException("kill " + which + " " + process.pid() + " failed");
+        }
+    }
+
     /** Kills the server (SIGKILL): everything it held is gone. */
     void stop() throws InterruptedException {
         if (process != null) {

@@ -37,6 +37,9 @@ public final class Listeners {
         }
     }
 
+    /** The Rejection of each Outcome (null for GRANTED), looked up by ordinal rather than by name. */
+    private static final Rejection[] REJECTIONS = rejections();
+
     private final Semaphore semaphore;
     /** Null while none is registered (R1); replaced by CAS (R3). */
     private volatile SemaphoreListener[] all;
@@ -155,7 +158,7 @@ public final class Listeners {
         if (ls == null) {
             return;
         }
-        Rejection why = outcome == Outcome.GRANTED ? null : Rejection.valueOf(outcome.name());
+        Rejection why = REJECTIONS[outcome.ordinal()];
         for (SemaphoreListener l : ls) {
             try {
                 if (why == null) {
@@ -249,6 +252,14 @@ public final class Listeners {
                 failed(l, t);
             }
         }
+    }
+
+    private static Rejection[] rejections() {
+        Rejection[] r = new Rejection[Outcome.values().length];
+        for (Outcome o : Outcome.values()) {
+            r[o.ordinal()] = o == Outcome.GRANTED ? null : Rejection.valueOf(o.name());
+        }
+        return r;
     }
 
     private void failed(SemaphoreListener l, Throwable t) {

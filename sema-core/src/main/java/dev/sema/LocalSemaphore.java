@@ -162,10 +162,13 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 : new TimedPermit(this, permits, grantedAt);
     }
 
-    /** Counts permits returned by leak detection (see {@link #leakedPermits()}) and reports them. */
+    /**
+     * Reports permits returned by leak detection, then counts them (see {@link #leakedPermits()}): in that
+     * order, so that whoever sees the count also finds the event and the listeners' calls done.
+     */
     void recordLeak(long permits, String acquiredBy) {
-        leaked.addAndGet(permits);
         listeners.leaked(permits, acquiredBy);
+        leaked.addAndGet(permits);
     }
 
     /**

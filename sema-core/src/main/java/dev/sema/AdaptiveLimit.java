@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
@@ -43,13 +42,14 @@ import java.util.function.LongSupplier;
  * <li>{@link #aimd()}: additive increase, multiplicative decrease. One permit more per window in which the
  *     limit was used, and {@code backoff} times the limit (default 0.9) on a drop. It reacts to drops
  *     only, not to latency, unless {@code dropAbove} turns slow calls into drops.</li>
- * <li>{@link #gradient()}: compares the window's mean hold time (short-term) with a slow moving average
- *     of it (long-term). While the short-term time stays within {@code tolerance} times the long-term one
- *     (default 1.25), the limit grows by its square root per used window; beyond it, the limit is scaled
- *     by long-term / short-term, at least halved: the concurrency at which the downstream answered in
- *     its usual time, since requests beyond its capacity only wait in its queue. {@code smoothing}
- *     (default 0.5) blends each new value with the old one; {@code longWindows} (default 100) sets how
- *     many windows the long-term average spans.</li>
+ * <li>{@link #gradient()}: compares the window's mean hold time (short-term) with a long-term one that
+ *     follows a fall at once and a rise only slowly, so that it tracks the uncongested downstream. While
+ *     the short-term time stays within {@code tolerance} times the long-term one (default 1.15), the
+ *     limit grows by its square root (at least 1) per used window; beyond it, the limit is scaled by
+ *     long-term / short-term, at least halved: the concurrency at which the downstream answered in its
+ *     usual time, since requests beyond its capacity only wait in its queue. {@code smoothing} (default
+ *     0.5) blends each decrease with the old value, against one window's noise; {@code longWindows}
+ *     (default 100) sets how many windows a rise of the long-term time takes.</li>
  * </ul>
  *
  * <h2>One backoff per episode</h2>
@@ -68,11 +68,11 @@ import java.util.function.LongSupplier;
  * On a semaphore that is not local (a {@code RedisSemaphore}), every process that builds an adaptive
  * limit on it adjusts the one shared limit. The changes run on a virtual thread, never on the thread that
  * reported the event (they are round trips), coalesced to the latest. Each change is absolute and made
- * relative to the limit this process last saw, after reading the shared one: a backoff that finds the
- * shared limit already at or below its target (another process backed off for the same episode) does
- * nothing, and so does a growth that finds it already at or above. So N processes that see one overload
- * back off once, not N times, and growth is about one step per window of any one process. The use check
- * is skipped there (this process sees only its own share of the use).
+ * relative to the shared limit, read just before: a backoff that finds the shared limit already lower
+ * than this process last saw it (another process backed off for the same episode) adopts it instead,
+ * and so does a growth that finds it already higher. So N processes that see one overload back off about
+ * once, not N times, and the fleet grows about one step per window of any one process. The use check is
+ * skipped there (this process sees only its own share of the use).
  *
  * <h2>Threading and cost</h2>
  * Thread-safe. A sample costs a few atomic additions and allocates nothing; the decisions are made by one
@@ -113,9 +113,11 @@ public final class AdaptiveLimit implements SemaphoreListener {
     /** What this adaptive limit last set or saw (A3); written under the lock, read by limit(). */
     private volatile long limit;
 
-    // The applier (A5), remote semaphores only.
-    private final AtomicReference<Change> pendingChange = new AtomicReference<>();
-    private final AtomicBoolean applying = new AtomicBoolean();
+    // The applier (A5), remote semaphores only: guarded by lock.
+    /** The change decided and not yet applied to the shared limit. */
+    private double pendingDelta;
+    /** Whether an applier thread is running. */
+    private boolean applying;
     private final AtomicBoolean failureLogged = new AtomicBoolean();
 
     /*
@@ -130,11 +132,16 @@ public final class AdaptiveLimit implements SemaphoreListener {
      *     loop), so no window or drop is left undecided while nobody holds the lock.
      * A3: the limit changes only through apply(), with a target clamped to minLimit..maxLimit; `limit`
      *     is what was last set (or, remote, last read back from the shared semaphore).
-     * A4: after a backoff at time t, drops before t + smoothedHold are counted as the same episode and
-     *     ignored.
-     * A5: remote semaphores are changed by one virtual thread at a time (applying), which reads the shared
-     *     limit, skips a change another process has already made, sets the rest, and adopts the result;
-     *     pendingChange holds only the latest change.
+     * A4: after a backoff at time t, drops before t + episodeNanos() (the smoothed hold time) are counted
+     *     as the same episode and ignored.
+     * A5: remote semaphores are changed by one virtual thread at a time (applying), never by the thread
+     *     that reported the event. Decisions add their change to pendingDelta; the applier takes it, reads
+     *     the shared limit and, unless another process has moved it the same way since this one last saw
+     *     it (then it adopts it: that was the same episode's change), sets shared + delta, keeping the
+     *     fraction for later. Whenever it finds the shared limit moved, the current window restarts, so
+     *     that no decision rests on samples taken under the old limit. Its read and set are two round
+     *     trips, not atomic: two processes that decide at the same moment may both apply, which costs one
+     *     step more, not N.
      *
      * Field          read              write                    guard
      * estimate       lock              lock                     lock
@@ -287,13 +294,13 @@ public final class AdaptiveLimit implements SemaphoreListener {
         }
         if (drops.getAndSet(0) > 0) {
             long now = clock.getAsLong();
-            if (!backedOff || now - lastBackoff >= (long) smoothedHold) { // A4
+            if (!backedOff || now - lastBackoff >= episodeNanos()) { // A4
                 backedOff = true;
                 lastBackoff = now;
                 samples.set(0);
                 holdSum.set(0);
                 peakInUse.set(inUse.get());
-                change(control.onDrop(estimate), true);
+                change(control.onDrop(estimate));
                 return;
             }
         }
@@ -306,68 +313,98 @@ public final class AdaptiveLimit implements SemaphoreListener {
         double mean = (double) sum / n;
         smoothedHold = smoothedHold == 0 ? mean : smoothedHold + (mean - smoothedHold) * 0.25;
         boolean used = !local || 2 * peakInUse.getAndSet(inUse.get()) >= limit;
-        change(control.onWindow(estimate, mean, used), false);
+        change(control.onWindow(estimate, mean, used));
     }
 
-    /** Moves the estimate and, when its whole part changed, the limit (A3). */
-    private void change(double next, boolean down) {
-        estimate = Math.max(minLimit, Math.min(maxLimit, next));
-        long target = (long) estimate;
-        windowSize = control.windowSize(estimate);
-        if (target == limit) {
+    /**
+     * How long after a backoff drops still belong to its episode: the smoothed hold time; before the first
+     * window, the mean of the samples so far, and with none at all, until one arrives (the first drops of
+     * a run, before any call has come back, are one episode).
+     */
+    private long episodeNanos() {
+        if (smoothedHold > 0) {
+            return (long) smoothedHold;
+        }
+        long n = samples.get();
+        return n > 0 ? holdSum.get() / n : Long.MAX_VALUE;
+    }
+
+    /** Moves the estimate and, when its whole part changed, the limit (A3); remote: hands it to the applier (A5). */
+    private void change(double next) {
+        next = Math.max(minLimit, Math.min(maxLimit, next));
+        if (local) {
+            estimate = next;
+            windowSize = control.windowSize(estimate);
+            long target = (long) estimate;
+            if (target != limit) {
+                limit = target;
+                semaphore.setPermits(target); // its limitChanged event sees limit == target and adopts nothing
+            }
             return;
         }
-        if (local) {
-            limit = target;
-            semaphore.setPermits(target); // its limitChanged event sees limit == target and adopts nothing
-        } else {
-            pendingChange.set(new Change(target, down));
-            if (applying.compareAndSet(false, true)) {
-                Thread.ofVirtual().name("sema-adaptive-" + semaphore.name()).start(this::applyChanges);
-            }
+        pendingDelta += next - estimate;
+        estimate = next;
+        windowSize = control.windowSize(estimate);
+        if ((pendingDelta < 0 || pendingDelta >= 1) && !applying) {
+            applying = true;
+            Thread.ofVirtual().name("sema-adaptive-" + semaphore.name()).start(this::applyChanges);
         }
     }
 
-    private record Change(long target, boolean down) {
-    }
-
-    /** The applier of a remote semaphore (A5). */
+    /** The applier of a remote semaphore (A5): one at a time, round trips outside the lock. */
     private void applyChanges() {
         for (;;) {
-            Change c = pendingChange.getAndSet(null);
-            if (c == null) {
-                applying.set(false);
-                if (pendingChange.get() == null || !applying.compareAndSet(false, true)) {
+            double delta;
+            lock.lock();
+            try {
+                delta = pendingDelta;
+                pendingDelta = 0;
+                if (closed || !(delta < 0 || delta >= 1)) {
+                    pendingDelta += delta;
+                    applying = false;
                     return;
                 }
-                continue;
+            } finally {
+                lock.unlock();
             }
-            if (closed) {
-                continue;
-            }
+            long result;
+            double carry = 0;
             try {
                 long shared = semaphore.permits();
-                boolean done = c.down() ? shared <= c.target() : shared >= c.target();
-                long result = shared;
-                if (!done) {
-                    semaphore.setPermits(c.target());
-                    result = c.target();
-                }
-                lock.lock();
-                try {
-                    limit = result;
-                    if (done) {
-                        estimate = Math.max(minLimit, Math.min(maxLimit, result));
-                        windowSize = control.windowSize(estimate);
+                long seen = limit;
+                // Another process already moved the shared limit the same way since this one last saw it:
+                // that was this episode's change (or this growth); adopt it instead of adding to it.
+                boolean othersMoved = delta < 0 ? shared < seen : shared > seen;
+                result = shared;
+                if (!othersMoved) {
+                    double exact = Math.max(minLimit, Math.min(maxLimit, shared + delta));
+                    long target = (long) exact;
+                    carry = exact - target;
+                    if (target != shared) {
+                        semaphore.setPermits(target);
+                        result = target;
                     }
-                } finally {
-                    lock.unlock();
                 }
             } catch (RuntimeException e) {
                 if (failureLogged.compareAndSet(false, true)) {
                     LOG.log(System.Logger.Level.WARNING, "AdaptiveLimit could not change the limit of semaphore '"
                             + semaphore.name() + "'; it keeps trying with later changes, and logs this once", e);
                 }
+                continue;
+            }
+            lock.lock();
+            try {
+                if (result != limit) {
+                    // The shared limit moved: samples taken under the old one would decide a change that
+                    // is already made (another process's backoff for this episode), so the window restarts.
+                    samples.set(0);
+                    holdSum.set(0);
+                }
+                limit = result;
+                estimate = Math.max(minLimit, Math.min(maxLimit, result + carry + pendingDelta));
+                windowSize = control.windowSize(estimate);
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -392,7 +429,7 @@ public final class AdaptiveLimit implements SemaphoreListener {
         private long initialLimit = NONE;
         private double backoff = 0.9;
         private long dropAboveNanos = Long.MAX_VALUE;
-        private double tolerance = 1.25;
+        private double tolerance = 1.15;
         private double smoothing = 0.5;
         private int minWindow = 10;
         private int longWindows = 100;
@@ -474,7 +511,9 @@ public final class AdaptiveLimit implements SemaphoreListener {
 
         /**
          * {@code gradient()} only: how many times the long-term hold time the short-term one may reach before
-         * the limit shrinks (default 1.25). Higher tolerates more noise and more queueing downstream.
+         * the limit shrinks (default 1.15): the margin for the noise of a window's mean. Raise it for a downstream
+         * whose latency varies a lot from call to call; the price is more queueing there before the limit
+         * reacts.
          *
          * @param ratio at least 1
          * @return this builder
@@ -491,8 +530,8 @@ public final class AdaptiveLimit implements SemaphoreListener {
         }
 
         /**
-         * {@code gradient()} only: the weight of each window's new value against the old one (default 0.5);
-         * 1 takes each new value as it is.
+         * {@code gradient()} only: the weight of a decreased value against the old one (default 0.5); 1 takes
+         * each decrease as computed.
          *
          * @param weight in {@code (0, 1]}
          * @return this builder

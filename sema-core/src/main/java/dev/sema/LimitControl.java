@@ -70,12 +70,13 @@ abstract sealed class LimitControl permits LimitControl.Aimd, LimitControl.Gradi
 
     /**
      * Latency-based. The short-term hold time is a window's mean; the long-term one is a slow moving
-     * average of those means (it follows a fall four times faster than a rise, so that a long overload
-     * does not teach it that queueing is normal). While the short-term time stays within
-     * {@code tolerance} times the long-term one, the limit grows by its square root per window (when
-     * used); beyond it, the limit is scaled by {@code long / short} (at least halved), the concurrency at
+     * average of those means that follows a fall at once (half-way per window) and a rise only over
+     * {@code longWindows} windows: it tracks the hold time of the uncongested downstream, so queueing is
+     * not learnt as normal, while a downstream that has really become slower is adopted in time. While the short-term time stays within
+     * {@code tolerance} times the long-term one, the limit grows by its square root (at least 1) per
+     * window (when used); beyond it, the limit is scaled by {@code long / short} (at least halved), the concurrency at
      * which the downstream answered in the long-term time: requests in excess of its capacity only queue
-     * there. {@code smoothing} blends each new value with the old one.
+     * there. {@code smoothing} blends each decreased value with the old one.
      */
     static final class Gradient extends LimitControl {
         final double tolerance;
@@ -109,15 +110,16 @@ abstract sealed class LimitControl permits LimitControl.Aimd, LimitControl.Gradi
                 return estimate;
             }
             double shortHold = meanHoldNanos;
-            double target;
+            double next;
             if (shortHold <= tolerance * longHold) {
-                target = used ? estimate + Math.sqrt(estimate) : estimate;
-            } else {
-                target = estimate * Math.max(0.5, longHold / shortHold);
+                next = used ? estimate + Math.max(1, Math.sqrt(estimate)) : estimate;
+            } else { // only the decrease is smoothed: it rests on one window's noisy mean
+                next = estimate + (estimate * Math.max(0.5, longHold / shortHold) - estimate) * smoothing;
             }
-            double rate = shortHold > longHold ? 1.0 / longWindows : Math.min(1.0, 4.0 / longWindows);
+            // A fall is taken at once (half-way per window); a rise, mostly queueing, over longWindows.
+            double rate = shortHold <= longHold ? 0.5 : 1.0 / longWindows;
             longHold += (shortHold - longHold) * rate;
-            return estimate + (target - estimate) * smoothing;
+            return next;
         }
 
         /** The long-term hold time, for tests. */

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * <p>The binary is {@code $SEMA_REDIS_SERVER}, else {@code redis-server} on the {@code PATH}, else
  * {@code /usr/bin} or {@code /usr/local/bin}.
  */
-final class LocalRedis implements AutoCloseable {
+public final class LocalRedis implements AutoCloseable {
     private final String host;
     private final int port;
     private final Process process;
@@ -34,7 +34,7 @@ final class LocalRedis implements AutoCloseable {
     }
 
     /** The URI given by {@code -Dsema.redis.uri} or {@code SEMA_REDIS_URI}, if any. */
-    static Optional<String> givenUri() {
+    public static Optional<String> givenUri() {
         String uri = System.getProperty("sema.redis.uri");
         if (uri == null || uri.isBlank()) {
             uri = System.getenv("SEMA_REDIS_URI");
@@ -43,7 +43,7 @@ final class LocalRedis implements AutoCloseable {
     }
 
     /** The {@code redis-server} binary to start, if there is one. */
-    static Optional<Path> findBinary() {
+    public static Optional<Path> findBinary() {
         List<Path> candidates = new ArrayList<>();
         String env = System.getenv("SEMA_REDIS_SERVER");
         if (env != null && !env.isBlank()) {
@@ -63,7 +63,7 @@ final class LocalRedis implements AutoCloseable {
     }
 
     /** Uses the server at {@code uri} ({@code redis://host:port}); nothing is started or stopped. */
-    static LocalRedis external(String uri) {
+    public static LocalRedis external(String uri) {
         java.net.URI u = java.net.URI.create(uri);
         if (!"redis".equals(u.getScheme()) || u.getHost() == null) {
             throw new IllegalArgumentException("expected redis://host:port, got " + uri);
@@ -72,7 +72,7 @@ final class LocalRedis implements AutoCloseable {
     }
 
     /** Starts {@code binary} on a free loopback port (a few ports are tried should one be taken meanwhile). */
-    static LocalRedis start(Path binary) throws IOException, InterruptedException {
+    public static LocalRedis start(Path binary) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("sema-redis-bench");
         IOException last = null;
         for (int attempt = 0; attempt < 5; attempt++) {
@@ -125,12 +125,12 @@ final class LocalRedis implements AutoCloseable {
     }
 
     /** Whether the server was started here. */
-    boolean started() {
+    public boolean started() {
         return process != null;
     }
 
     /** {@code redis://host:port}. */
-    String uri() {
+    public String uri() {
         return "redis://" + host + ":" + port;
     }
 

@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Sema at work, run by {@code bin/demo}: seven parts, each doing real work with one feature and checking
+ * Sema at work, run by {@code bin/demo}: eight parts, each doing real work with one feature and checking
  * what it promised. The exit status is 0 only if every check passed.
  *
  * <ol>
@@ -21,6 +21,8 @@ import java.util.Map;
  *   <li>{@code gate} ({@link GatePart}): a {@code Gate} that drains in-flight work on shutdown.
  *   <li>{@code leak} ({@link LeakPart}): a leaked {@code Permit} found by leak detection.
  *   <li>{@code refill} ({@link RefillPart}): credit that accrues, spent with {@code acquire(k).forget()}.
+ *   <li>{@code adaptive} ({@link AdaptivePart}): an {@code AdaptiveLimit} following a partner API's
+ *       changing capacity.
  *   <li>{@code redis} ({@link FleetPart}): several JVMs sharing one {@code RedisSemaphore}.
  * </ol>
  *
@@ -60,6 +62,7 @@ public final class Demo {
                 new GatePart(GatePart.Settings.standard(), terminal),
                 new LeakPart(LeakPart.Settings.standard(), terminal),
                 new RefillPart(RefillPart.Settings.standard(), terminal),
+                new AdaptivePart(AdaptivePart.Settings.standard(), terminal),
                 new FleetPart(FleetPart.Settings.standard(), terminal))) {
             parts.put(part.name(), part);
         }

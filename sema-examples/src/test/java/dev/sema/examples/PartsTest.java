@@ -169,6 +169,37 @@ class PartsTest {
                 .containsExactly("idle, the credit refilled up to its ceiling of 4");
     }
 
+    @Test
+    void adaptivePartKeepsEveryPromise() throws Exception {
+        AdaptivePart part = new AdaptivePart(new AdaptivePart.Settings(new int[] {20, 8, 30}, Duration.ofMillis(1_500),
+                Duration.ofMillis(20), Duration.ofMillis(50), 1_800, 7), terminal);
+        assertAllPass(part.run());
+        assertThat(printed()).contains("partner capacity", "limit (*) and partner capacity (-)");
+    }
+
+    @Test
+    void adaptiveChecksFailOnBrokenNumbers() {
+        AdaptivePart.Settings s = new AdaptivePart.Settings(new int[] {20, 10}, Duration.ofMillis(1_000),
+                Duration.ofMillis(20), Duration.ofMillis(50), 1_000, 1);
+        List<AdaptivePart.Sample> followed = new ArrayList<>();
+        List<AdaptivePart.Sample> stuck = new ArrayList<>();
+        for (int ms = 0; ms < 2_000; ms += 50) {
+            int capacity = ms < 1_000 ? 20 : 10;
+            followed.add(new AdaptivePart.Sample(ms, capacity, capacity + 2));
+            stuck.add(new AdaptivePart.Sample(ms, capacity, 22));
+        }
+        assertThat(failed(new AdaptivePart.Measured(s, followed, 100, 95, 50, 5, 22, 200, 10, 10, 0).checks()))
+                .isEmpty();
+        assertThat(failed(new AdaptivePart.Measured(s, stuck, 100, 95, 50, 5, 22, 200, 10, 10, 0).checks()))
+                .containsExactly("the limit followed the partner's capacity (0.6x to 2x of it, second half of each phase)");
+        assertThat(failed(new AdaptivePart.Measured(s, followed, 100, 80, 50, 5, 22, 200, 10, 10, 0).checks()))
+                .containsExactly("most admitted calls succeeded: the partner was not overloaded");
+        assertThat(failed(new AdaptivePart.Measured(s, followed, 100, 95, 50, 0, 201, 200, 10, 10, 0).checks()))
+                .containsExactly("the limit stayed within 1..maxPermits()");
+        assertThat(failed(new AdaptivePart.Measured(s, followed, 100, 95, 50, 5, 22, 200, 9, 10, 0).checks()))
+                .containsExactly("every permit came back");
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private static void assertAllPass(List<Check> checks) {

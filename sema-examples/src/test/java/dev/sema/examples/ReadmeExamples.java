@@ -1,5 +1,6 @@
 package dev.sema.examples;
 
+import dev.sema.AdaptiveLimit;
 import dev.sema.Fairness;
 import dev.sema.Gate;
 import dev.sema.LeakDetection;
@@ -318,5 +319,40 @@ class ReadmeExamples {
         SemaphoreMetrics metrics = new SemaphoreMetrics(db, Tags.of("service", "orders"));
         metrics.bindTo(registry);   // gauges, timers and a counter, tagged name="db", service="orders"
         metrics.close();
+    }
+
+    // ---------------------------------------------------------------- adaptive limits
+
+    /** A partner API's client: answers 200, or 503 when told to. */
+    static final class Client {
+        int status = 200;
+
+        Response call(Request r) {
+            return new Response(status);
+        }
+    }
+
+    final Client client = new Client();
+
+    Response tooBusy() {
+        return new Response(429);
+    }
+
+    Response example24() throws InterruptedException {
+        client.status = 503; // the partner is overloaded
+        Semaphore partner = Semaphore.builder().name("partner-api").permits(20).maxPermits(500).build();
+        AdaptiveLimit adaptive = AdaptiveLimit.gradient().minLimit(4).build(partner);
+
+        Optional<Permit> permit = partner.tryAcquire();   // refuse at once beyond the limit...
+        if (permit.isEmpty()) {
+            return tooBusy();
+        }
+        try (Permit p = permit.get()) {
+            Response r = client.call(request);
+            if (r.status() == 503 || r.status() == 429) {
+                adaptive.dropped();                        // ...and say when the downstream is overloaded
+            }
+            return r;
+        }
     }
 }

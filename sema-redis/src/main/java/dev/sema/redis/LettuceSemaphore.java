@@ -102,7 +102,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     volatile boolean renewalsSuspended;
 
     LettuceSemaphore(RedisSemaphores owner, String name, String handleId, long permits, long ceiling,
-            Duration lease, boolean create) {
+            Duration lease, boolean create, Duration expireWhenIdle) {
         super(name);
         this.owner = owner;
         this.handleId = handleId;
@@ -117,7 +117,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         this.tickNanos = Math.min(TimeUnit.SECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 3);
         this.ceiling = ceiling;
         this.protocol = new Protocol(owner, name, describe(), create ? Long.toString(permits) : "",
-                create ? Long.toString(ceiling) : "");
+                create ? Long.toString(ceiling) : "", create ? Long.toString(expireWhenIdle.toMillis()) : "");
         this.heartbeat = new Heartbeat(this, leaseNanos, marginNanos, leaseNanos / 3, tickNanos);
     }
 

@@ -22,12 +22,14 @@ final class Protocol {
     private final String[] keys;
     private final String initLimit;
     private final String initMax;
+    private final String initIdle;
 
     /**
      * @param initLimit the limit to create a missing semaphore with, or "" to report it missing
      * @param initMax the ceiling to create it with, or ""
+     * @param initIdle the idle expiry (ms, "0" for none) to create it with, or ""
      */
-    Protocol(RedisSemaphores owner, String name, String describe, String initLimit, String initMax) {
+    Protocol(RedisSemaphores owner, String name, String describe, String initLimit, String initMax, String initIdle) {
         this.owner = owner;
         this.describe = describe;
         String prefix = "sem:{" + name + "}:";
@@ -35,6 +37,7 @@ final class Protocol {
                 prefix + "waiters", prefix + "wlive"};
         this.initLimit = initLimit;
         this.initMax = initMax;
+        this.initIdle = initIdle;
     }
 
     // ---------------------------------------------------------------- replies
@@ -158,10 +161,11 @@ final class Protocol {
 
     /** A raw call, for the protocol tests. */
     CompletableFuture<List<Object>> raw(Script script, String... args) {
-        String[] all = new String[args.length + 2];
+        String[] all = new String[args.length + 3];
         all[0] = initLimit;
         all[1] = initMax;
-        System.arraycopy(args, 0, all, 2, args.length);
+        all[2] = initIdle;
+        System.arraycopy(args, 0, all, 3, args.length);
         return owner.eval(script, keys, all);
     }
 

@@ -121,6 +121,12 @@ public interface RedisSemaphore extends Semaphore {
     /** The longest lease a builder accepts: 1 day. */
     Duration MAX_LEASE = Duration.ofDays(1);
 
+    /** The shortest idle expiry a builder accepts: 1 second. */
+    Duration MIN_IDLE_EXPIRY = Duration.ofSeconds(1);
+
+    /** The longest idle expiry a builder accepts: 365 days. */
+    Duration MAX_IDLE_EXPIRY = Duration.ofDays(365);
+
     /**
      * Returns the lease of the grants made through this object.
      *
@@ -139,6 +145,7 @@ public interface RedisSemaphore extends Semaphore {
         private long maxPermits = -1;
         private Duration lease = DEFAULT_LEASE;
         private boolean createIfMissing = true;
+        private Duration expireWhenIdle = Duration.ZERO;
 
         Builder(RedisSemaphores owner, String name) {
             this.owner = owner;
@@ -188,6 +195,38 @@ public interface RedisSemaphore extends Semaphore {
         }
 
         /**
+         * Makes the semaphore, when this builder creates it, disappear from Redis once nobody has held or
+         * waited on it for {@code idle} (default: never). For per-tenant or per-key semaphores, which would
+         * otherwise stay in Redis for good after their last use.
+         *
+         * <p>Precisely: when an operation on the semaphore ends, every one of its keys is set to expire
+         * {@code idle} after the last lease or waiter deadline still ahead (so a held or awaited semaphore
+         * lives on while its leases are renewed, and one whose holders all died goes {@code idle} after
+         * their leases end). What disappears with it is everything it stored: a limit changed since
+         * creation ({@code setPermits}, {@code addPermits}, {@code reducePermits}, {@link dev.sema.Permit#forget()},
+         * an {@link dev.sema.AdaptiveLimit}) and a {@code close()}. The next operation or builder finds it
+         * missing and creates it afresh from its builder's values (or, with {@code createIfMissing(false)},
+         * fails); fencing tokens keep increasing across that, as they are floored by Redis's clock. Handles
+         * still open work on the new semaphore (except that one that saw the old one closed keeps refusing). Like {@code permits} and {@code maxPermits}, this is
+         * stored when the semaphore is created: a builder for an existing semaphore does not change it. It
+         * costs each operation four more commands inside its script (no more round trips).
+         *
+         * @param idle between {@link #MIN_IDLE_EXPIRY} and {@link #MAX_IDLE_EXPIRY}
+         * @return this builder
+         * @throws NullPointerException if {@code idle} is {@code null}
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder expireWhenIdle(Duration idle) {
+            Objects.requireNonNull(idle, "expireWhenIdle");
+            if (idle.compareTo(MIN_IDLE_EXPIRY) < 0 || idle.compareTo(MAX_IDLE_EXPIRY) > 0) {
+                throw new IllegalArgumentException("expireWhenIdle (" + idle + ") must be between " + MIN_IDLE_EXPIRY
+                        + " and " + MAX_IDLE_EXPIRY);
+            }
+            this.expireWhenIdle = idle;
+            return this;
+        }
+
+        /**
          * Tells whether a missing semaphore is created from this builder's values (the default), or
          * reported: with {@code false}, {@link #build()} and later operations throw
          * {@link RedisSemaphoreException} while the semaphore does not exist in Redis.
@@ -212,7 +251,7 @@ public interface RedisSemaphore extends Semaphore {
          */
         public RedisSemaphore build() {
             long ceiling = Checks.ceiling(permits, maxPermits);
-            return owner.open(name, permits, ceiling, lease, createIfMissing);
+            return owner.open(name, permits, ceiling, lease, createIfMissing, expireWhenIdle);
         }
     }
 }

@@ -458,13 +458,15 @@ public final class RedisSemaphores implements AutoCloseable {
         return sharded;
     }
 
-    RedisSemaphore open(String name, long permits, long ceiling, Duration lease, boolean create) {
+    RedisSemaphore open(String name, long permits, long ceiling, Duration lease, boolean create,
+            Duration expireWhenIdle) {
         if (closed.get()) {
             throw new SemaphoreClosedException("RedisSemaphores " + clientId + " is closed: semaphore '" + name
                     + "' refused");
         }
         String handleId = clientId + "." + handles.incrementAndGet() + (sharded ? "s" : "");
-        LettuceSemaphore s = new LettuceSemaphore(this, name, handleId, permits, ceiling, lease, create);
+        LettuceSemaphore s = new LettuceSemaphore(this, name, handleId, permits, ceiling, lease, create,
+                expireWhenIdle);
         byChannel.put(s.channel(), s);
         semaphores.add(s);
         try {

@@ -4,6 +4,22 @@
  * process that builds the same name; their permits are {@link dev.sema.redis.RedisPermit}s, with a
  * lease and a fencing token.
  *
+ * <h2>Connecting</h2>
+ * <ul>
+ *   <li>{@link dev.sema.redis.RedisSemaphores#connect(String)}: a standalone Redis
+ *       ({@code redis://host:port}, {@code rediss://} for TLS), or a Redis watched by Sentinel, in Lettuce's
+ *       form {@code redis-sentinel://host:port[,host:port]/[db]#masterName}: the client asks the sentinels
+ *       for the master and follows a failover. A failover with Redis's asynchronous replication can lose
+ *       the last writes the old master acknowledged (a grant, a release); leases and fencing tokens bound
+ *       the damage (see below), and the semaphore's counts may be off until those leases end.
+ *   <li>{@link dev.sema.redis.RedisSemaphores#connectCluster(String)}: a Redis Cluster, from one or more
+ *       seed nodes ({@code redis://h1:7000,h2:7000}).
+ *   <li>{@link dev.sema.redis.RedisSemaphores#using}: a Lettuce {@code RedisClient} or
+ *       {@code RedisClusterClient} the caller owns and shuts down.
+ * </ul>
+ * Builder options: {@code permits}, {@code maxPermits}, {@code lease}, {@code createIfMissing} and
+ * {@code expireWhenIdle} (see {@link dev.sema.redis.RedisSemaphore.Builder}).
+ *
  * <h2>Design</h2>
  * <p>Semaphore {@code N} is six keys sharing the hash tag {@code {N}}: {@code sem:{N}:meta} (a hash:
  * limit, ceiling, permits used, last fencing token, queue counter, closed flag, schema version),
@@ -35,8 +51,11 @@
  *       loaded with EVALSHA and an EVAL fallback on NOSCRIPT (no Redis Functions, so Redis 6.2 works).
  *   <li>STATUS ends expired leases and serves the queue like every other script, so counts include
  *       permits that came back by expiry; it therefore runs on the master, not on replicas.
- *   <li>No safety {@code PEXPIRE} on the keys: entries leave as leases and waiters end, and the meta
- *       hash is the semaphore's persistent configuration.
+ *   <li>No safety {@code PEXPIRE} on the keys by default: entries leave as leases and waiters end, and the
+ *       meta hash is the semaphore's persistent configuration. With
+ *       {@link dev.sema.redis.RedisSemaphore.Builder#expireWhenIdle} (stored in the meta hash at creation),
+ *       every script ends by setting each key to expire that long after the last lease or waiter deadline
+ *       still ahead, so a semaphore nobody holds or waits on disappears whole.
  *   <li>A request above the current limit but within the ceiling waits (no ERR_EXCEEDS_LIMIT), as
  *       {@link dev.sema.Semaphore} requires; one above the ceiling is an
  *       {@link java.lang.IllegalArgumentException}.

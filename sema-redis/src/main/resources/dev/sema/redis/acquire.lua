@@ -1,8 +1,8 @@
--- ACQUIRE. ARGV[3..8]: id, clientId, permits, leaseMs, waiterTtlMs, mode ('try' | 'wait' | 'idle').
+-- ACQUIRE. ARGV[4..9]: id, clientId, permits, leaseMs, waiterTtlMs, mode ('try' | 'wait' | 'idle').
 -- Idempotent per id: a replay finds the grant or the queue entry it made and only refreshes it.
 -- Replies: {'GRANTED', token} | {'QUEUED'} | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}
 local id, cid, permits, lease, ttl, mode =
-    ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+    ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 local err = begin(id)
 if err then
   return err

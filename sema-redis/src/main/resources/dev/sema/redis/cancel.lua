@@ -1,6 +1,6 @@
--- CANCEL. ARGV[3]: id. Withdraws a queued request; a grant that raced with the cancel is released.
+-- CANCEL. ARGV[4]: id. Withdraws a queued request; a grant that raced with the cancel is released.
 -- Replies: {'CANCELLED'} | {'WAS_GRANTED_RELEASED'} | {'NOT_FOUND'}
-local id = ARGV[3]
+local id = ARGV[4]
 local err = begin(id)
 if err then
   return err

@@ -4,13 +4,16 @@
 -- lease deadline in server ms), 4 queue (ZSET waiterId -> arrival seq), 5 waiters (HASH waiterId ->
 -- 'permits|clientId|leaseMs|kind', kind 'a' = acquire, 'i' = awaitIdle), 6 wlive (ZSET waiterId ->
 -- liveness deadline in server ms). All share the hash tag {name}.
--- ARGV[1], ARGV[2]: limit and ceiling to create the semaphore with if its meta key is missing ('' = do
--- not create). The operation's own arguments start at ARGV[3].
+-- ARGV[1], ARGV[2], ARGV[3]: limit, ceiling and idle expiry (ms, '0' = never) to create the semaphore
+-- with if its meta key is missing ('' = do not create). The operation's own arguments start at ARGV[4].
 --
 -- Invariants kept by every script: used == sum of the permits in holders; 0 <= limit <= max; once a
 -- script ends, the head of the queue does not fit (an acquire head asks more than limit - used, an
 -- idle head finds used > 0). Every count is an integer below 2^53, exact in a Lua double, and is
 -- stored with string.format('%.0f') (tostring would print 1.7e+15).
+-- Idle expiry (meta field 'idle' > 0, set at creation): once a script ends, every key of the semaphore
+-- expires 'idle' ms after the last lease or waiter deadline still ahead (now, when nobody holds or
+-- waits), so a semaphore left alone, or whose holders all died, disappears with all its keys at once.
 
 local K_META, K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local PREFIX = string.sub(K_META, 1, -5) -- 'sem:{name}:'
@@ -38,7 +41,8 @@ local function load_meta()
     if ARGV[1] == '' then
       return {'ERR_MISSING'}
     end
-    M = {limit = tonumber(ARGV[1]), max = tonumber(ARGV[2]), used = 0, fence = 0, seq = 0, closed = 0}
+    M = {limit = tonumber(ARGV[1]), max = tonumber(ARGV[2]), used = 0, fence = 0, seq = 0, closed = 0,
+         idle = tonumber(ARGV[3]) or 0}
     meta_dirty = true
     -- The rest of the state went with the meta key (a restart without persistence, a deleted key):
     -- start clean so that used == sum(holders) holds. Holders learn on their next renewal.
@@ -48,12 +52,12 @@ local function load_meta()
   if kind ~= 'hash' then
     return {'ERR_CORRUPT', K_META .. ' is a ' .. kind .. ', not a hash'}
   end
-  local v = redis.call('HMGET', K_META, 'ver', 'limit', 'max', 'used', 'fence', 'seq', 'closed')
+  local v = redis.call('HMGET', K_META, 'ver', 'limit', 'max', 'used', 'fence', 'seq', 'closed', 'idle')
   if v[1] ~= VERSION then
     return {'ERR_CORRUPT', K_META .. ' has schema version ' .. tostring(v[1]) .. ', expected ' .. VERSION}
   end
   M = {limit = tonumber(v[2]), max = tonumber(v[3]), used = tonumber(v[4]), fence = tonumber(v[5]),
-       seq = tonumber(v[6]), closed = tonumber(v[7])}
+       seq = tonumber(v[6]), closed = tonumber(v[7]), idle = tonumber(v[8]) or 0}
   for _, f in ipairs({'limit', 'max', 'used', 'fence', 'seq', 'closed'}) do
     if M[f] == nil then
       return {'ERR_CORRUPT', K_META .. ' field ' .. f .. ' is missing or not a number'}
@@ -65,7 +69,24 @@ end
 local function save_meta()
   if meta_dirty then
     redis.call('HSET', K_META, 'ver', VERSION, 'limit', fmt(M.limit), 'max', fmt(M.max), 'used', fmt(M.used),
-        'fence', fmt(M.fence), 'seq', fmt(M.seq), 'closed', fmt(M.closed))
+        'fence', fmt(M.fence), 'seq', fmt(M.seq), 'closed', fmt(M.closed), 'idle', fmt(M.idle))
+  end
+end
+
+-- Idle expiry (see the header): every key lives until the last deadline still ahead, plus 'idle'.
+local function expire_when_idle()
+  local horizon = NOW_MS
+  local l = redis.call('ZRANGE', K_LEASE, -1, -1, 'WITHSCORES')
+  if l[2] then
+    horizon = math.max(horizon, tonumber(l[2]))
+  end
+  local w = redis.call('ZRANGE', K_WLIVE, -1, -1, 'WITHSCORES')
+  if w[2] then
+    horizon = math.max(horizon, tonumber(w[2]))
+  end
+  local ttl = fmt(horizon - NOW_MS + M.idle)
+  for _, k in ipairs({K_META, K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE}) do
+    redis.call('PEXPIRE', k, ttl)
   end
 end
 
@@ -90,6 +111,9 @@ end
 -- reports the outcome instead.
 local function done(result)
   save_meta()
+  if M.idle > 0 then
+    expire_when_idle()
+  end
   for _, cid in ipairs(notice_order) do
     local channel, message = PREFIX .. 'wake:' .. cid, table.concat(notices[cid], ';')
     if string.sub(cid, -1) == 's' then

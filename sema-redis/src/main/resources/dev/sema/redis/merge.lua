@@ -1,9 +1,9 @@
--- MERGE. ARGV[3..5]: targetId ('' if the target holds nothing), otherId, newId.
+-- MERGE. ARGV[4..6]: targetId ('' if the target holds nothing), otherId, newId.
 -- The merged grant holds both parts under newId, with the larger of the two tokens and the later
 -- lease deadline. Replies: {'OK', token, permits, lostMask} (lostMask: LOST_TARGET, the target part was
 -- gone, plus LOST_OTHER, the other part was gone; the same constants as Protocol.java) | {'NOT_HELD'}
 local LOST_TARGET, LOST_OTHER = 1, 2
-local target, other, new_id = ARGV[3], ARGV[4], ARGV[5]
+local target, other, new_id = ARGV[4], ARGV[5], ARGV[6]
 local err = begin(nil)
 if err then
   return err

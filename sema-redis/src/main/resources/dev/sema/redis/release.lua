@@ -1,8 +1,8 @@
--- RELEASE. ARGV[3..5]: grantId, remainderId ('' = release all), permits to release.
+-- RELEASE. ARGV[4..6]: grantId, remainderId ('' = release all), permits to release.
 -- A partial release moves the rest to remainderId (same token, same lease), which makes a replay
 -- recognisable: grantId gone and remainderId held.
 -- Replies: {'OK'} | {'NOT_HELD'}
-local id, rest_id, k = ARGV[3], ARGV[4], tonumber(ARGV[5])
+local id, rest_id, k = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local err = begin(nil)
 if err then
   return err

@@ -1,15 +1,15 @@
--- RENEW. ARGV[3..6]: clientId, leaseMs, waiterTtlMs, count of held ids; then the held ids, then the
+-- RENEW. ARGV[4..7]: clientId, leaseMs, waiterTtlMs, count of held ids; then the held ids, then the
 -- waiting ids. Pushes out the leases of held grants and the liveness of queued waiters; reports held
 -- grants that are gone (lost), waiters that were granted (heals a lost wake-up message) and waiters that
 -- are neither queued nor held (gone: reaped, closed, lost with the data, or an idle wait that ended).
 -- Reply: {closed, lost[], granted[id, token, ...], gone[]}
-local lease, ttl, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local lease, ttl, n = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local err = begin(nil)
 if err then
   return err
 end
 local lost, granted, gone = {}, {}, {}
-for i = 7, 6 + n do
+for i = 8, 7 + n do
   local id = ARGV[i]
   if redis.call('HEXISTS', K_HOLD, id) == 1 then
     redis.call('ZADD', K_LEASE, 'XX', NOW_MS + lease, id)
@@ -17,7 +17,7 @@ for i = 7, 6 + n do
     lost[#lost + 1] = id
   end
 end
-for i = 7 + n, #ARGV do
+for i = 8 + n, #ARGV do
   local id = ARGV[i]
   if redis.call('ZSCORE', K_QUEUE, id) then
     redis.call('ZADD', K_WLIVE, 'XX', NOW_MS + ttl, id)

@@ -1,7 +1,7 @@
--- SPLIT. ARGV[3..6]: grantId, keepId ('' if nothing stays), newId, permits to move (> 0).
+-- SPLIT. ARGV[4..7]: grantId, keepId ('' if nothing stays), newId, permits to move (> 0).
 -- Both parts keep the grant's token and lease deadline; nothing is released, so nobody is served.
 -- Replies: {'OK'} | {'NOT_HELD'}
-local id, keep_id, new_id, k = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+local id, keep_id, new_id, k = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
 local err = begin(nil)
 if err then
   return err

@@ -1,0 +1,165 @@
+package dev.sema.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.sema.Permit;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Redis watched by Sentinel (API.md §6: {@code connect} takes Lettuce's {@code redis-sentinel://} form): a
+ * primary, a replica and three sentinels started here on loopback ports. The handle finds the primary
+ * through the sentinels, and follows a failover when the primary is killed: the permits granted before it
+ * are still held on the promoted replica (they had been replicated), and the semaphore goes on working.
+ */
+@Tag("redis")
+@Timeout(120)
+class RedisSentinelTest {
+    private static final String MASTER = "sema-primary";
+
+    private final List<Process> sentinels = new ArrayList<>();
+    private final List<RedisServer> servers = new ArrayList<>();
+
+    @AfterEach
+    void stopAll() throws Exception {
+        for (Process p : sentinels) {
+            p.destroyForcibly();
+            p.waitFor(5, TimeUnit.SECONDS);
+        }
+        for (RedisServer s : servers) {
+            s.close();
+        }
+    }
+
+    private Path binary() throws IOException {
+        Optional<Path> b = RedisServer.installedBinary();
+        assumeTrue(b.isPresent(), "no redis-server binary found");
+        return b.get();
+    }
+
+    /** Starts a sentinel watching {@code primaryPort}, with quorum {@code quorum}; returns its port. */
+    private int sentinel(Path binary, int primaryPort, int quorum) throws Exception {
+        Path dir = Files.createTempDirectory("sema-sentinel");
+        for (int attempt = 0; attempt < 10; attempt++) {
+            int port;
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                port = s.getLocalPort();
+            }
+            Path conf = dir.resolve("sentinel-" + port + ".conf");
+            Files.writeString(conf, String.join("\n",
+                    "port " + port,
+                    "bind 127.0.0.1",
+                    "dir " + dir,
+                    "sentinel monitor " + MASTER + " 127.0.0.1 " + primaryPort + " " + quorum,
+                    "sentinel down-after-milliseconds " + MASTER + " 1000",
+                    "sentinel failover-timeout " + MASTER + " 5000",
+                    "sentinel parallel-syncs " + MASTER + " 1",
+                    ""));
+            Process p = new ProcessBuilder(binary.toString(), conf.toString(), "--sentinel")
+                    .redirectErrorStream(true).redirectOutput(dir.resolve("sentinel-" + port + ".log").toFile())
+                    .start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (p.isAlive() && System.nanoTime() < deadline && !ping(port)) {
+                Thread.sleep(20);
+            }
+            if (p.isAlive() && ping(port)) {
+                sentinels.add(p);
+                return port;
+            }
+            p.destroyForcibly();
+        }
+        throw new IOException("no sentinel could be started");
+    }
+
+    private static boolean ping(int port) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            s.setSoTimeout(1000);
+            OutputStream out = s.getOutputStream();
+            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            byte[] buf = new byte[5];
+            return in.readNBytes(buf, 0, 5) == 5 && new String(buf, StandardCharsets.US_ASCII).startsWith("+PONG");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static String sentinelUri(List<Integer> ports) {
+        StringBuilder b = new StringBuilder("redis-sentinel://");
+        for (int i = 0; i < ports.size(); i++) {
+            b.append(i == 0 ? "" : ",").append("127.0.0.1:").append(ports.get(i));
+        }
+        return b.append("?timeout=2s#").append(MASTER).toString();
+    }
+
+    @Test
+    void aHandleFindsThePrimaryThroughSentinelAndFollowsAFailover() throws Exception {
+        Path binary = binary();
+        RedisServer primary = RedisServer.start(binary, List.of());
+        servers.add(primary);
+        RedisServer replica = RedisServer.start(binary, List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port())));
+        servers.add(replica);
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ports.add(sentinel(binary, primary.port(), 2));
+        }
+        RedisClient inspector = RedisClient.create("redis://127.0.0.1:" + replica.port());
+        try (StatefulRedisConnection<String, String> c = inspector.connect();
+                RedisSemaphores fleet = RedisSemaphores.connect(sentinelUri(ports))) {
+            RedisCommands<String, String> onReplica = c.sync();
+            awaitTrue("the replica in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+
+            RedisSemaphore s = fleet.semaphore("sentinel").permits(3).lease(Duration.ofSeconds(30)).build();
+            RedisPermit held = (RedisPermit) s.acquire(2);
+            awaitTrue("the grant replicated", () -> "2".equals(onReplica.hget("sem:{sentinel}:meta", "used")));
+
+            primary.stop(); // the primary dies; the sentinels promote the replica
+            awaitTrue("the replica promoted", () -> onReplica.info("replication").contains("role:master"));
+            awaitTrue("the handle reaches the new primary", () -> {
+                try {
+                    return s.availablePermits() == 1;
+                } catch (RedisSemaphoreException notYet) {
+                    return false;
+                }
+            });
+            assertThat(s.tryAcquire(2)).as("the 2 permits held before the failover are still held").isEmpty();
+            try (Permit one = s.tryAcquire(1).orElseThrow()) {
+                assertThat(((RedisPermit) one).fencingToken()).isGreaterThan(held.fencingToken());
+            }
+            held.close();
+            awaitTrue("all back", () -> s.availablePermits() == 3);
+            assertThat(onReplica.hget("sem:{sentinel}:meta", "used")).isEqualTo("0");
+        } finally {
+            inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    private static void awaitTrue(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as("timed out waiting until " + what).isNegative();
+            Thread.sleep(50);
+        }
+    }
+}

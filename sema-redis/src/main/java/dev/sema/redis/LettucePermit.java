@@ -44,6 +44,11 @@ final class LettucePermit implements RedisPermit {
         return held;
     }
 
+    /** The grant id in Redis, null once empty or for a grant of 0 permits. */
+    String grantId() {
+        return grantId;
+    }
+
     @Override
     public long fencingToken() {
         return token;

@@ -62,6 +62,8 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *  L6: a CANCEL or a whole-grant RELEASE whose outcome is unknown (no reply in time, a dropped
      *      connection) is kept in cancelsDue/releasesDue and sent again by the Heartbeat until Redis
      *      answers; both scripts are idempotent per id, so a second run changes nothing.
+     *  L7: with replicas(n, timeout), no grant reaches a caller before WAIT reports n replicas have it;
+     *      one that does not get there in time is given back (discard) and the request fails.
      *
      * Threads: replies and messages are handled on virtual threads (RedisSemaphores.execute), ticks on the
      * timer thread; neither blocks on Redis except LettucePermit ops, which hold only that permit's lock.
@@ -86,6 +88,9 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private final long tickNanos;
     private final Protocol protocol;
     private final Heartbeat heartbeat;
+    /** L7: a grant is handed over only once this many replicas have it (0: at once). */
+    private final int replicas;
+    private final Duration replicasTimeout;
 
     final ConcurrentHashMap<String, Pending<?>> waiting = new ConcurrentHashMap<>();
     final ConcurrentHashMap<String, LettucePermit> held = new ConcurrentHashMap<>();
@@ -101,13 +106,27 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     /** For tests: stops sending renewals, as a process that hangs would (local deadlines still apply). */
     volatile boolean renewalsSuspended;
 
-    LettuceSemaphore(RedisSemaphores owner, String name, String handleId, long permits, long ceiling,
-            Duration lease, boolean create, Duration expireWhenIdle) {
+    /**
+     * What a builder chose: see {@link RedisSemaphore.Builder}.
+     *
+     * @param permits the limit to create the semaphore with
+     * @param ceiling the ceiling to create it with
+     * @param lease the lease of this handle's grants
+     * @param create whether to create it when missing
+     * @param expireWhenIdle its idle expiry when created ({@code ZERO}: never)
+     * @param replicas how many replicas must have a grant before it is acknowledged (0: none)
+     * @param replicasTimeout how long to wait for them
+     */
+    record Options(long permits, long ceiling, Duration lease, boolean create, Duration expireWhenIdle, int replicas,
+            Duration replicasTimeout) {
+    }
+
+    LettuceSemaphore(RedisSemaphores owner, String name, String handleId, Options o) {
         super(name);
         this.owner = owner;
         this.handleId = handleId;
         this.channel = "sem:{" + name + "}:wake:" + handleId;
-        this.lease = lease;
+        this.lease = o.lease();
         long leaseMillis = lease.toMillis();
         long ttlMillis = Math.min(leaseMillis, 10_000);
         this.leaseMs = Long.toString(leaseMillis);
@@ -115,9 +134,11 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         this.leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         this.marginNanos = leaseNanos / 10;
         this.tickNanos = Math.min(TimeUnit.SECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(ttlMillis) / 3);
-        this.ceiling = ceiling;
-        this.protocol = new Protocol(owner, name, describe(), create ? Long.toString(permits) : "",
-                create ? Long.toString(ceiling) : "", create ? Long.toString(expireWhenIdle.toMillis()) : "");
+        this.ceiling = o.ceiling();
+        this.replicas = o.replicas();
+        this.replicasTimeout = o.replicasTimeout();
+        this.protocol = new Protocol(owner, name, describe(), o.create() ? Long.toString(o.permits()) : "",
+                o.create() ? Long.toString(o.ceiling()) : "", o.create() ? Long.toString(o.expireWhenIdle().toMillis()) : "");
         this.heartbeat = new Heartbeat(this, leaseNanos, marginNanos, leaseNanos / 3, tickNanos);
     }
 
@@ -222,7 +243,14 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         }
         switch (a.kind()) {
             case GRANTED -> {
-                Permit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
+                LettucePermit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
+                try {
+                    owner.await(replicated(p, false), describe() + ": " + what);
+                } catch (RuntimeException e) {
+                    p.discard(); // keeps L7
+                    ended(outcomeOf(e), permits);
+                    throw e;
+                }
                 ended(Outcome.GRANTED, permits);
                 return Optional.of(p);
             }
@@ -285,11 +313,20 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             }
             switch (a.kind()) {
                 case GRANTED -> {
-                    Permit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
-                    ended(Outcome.GRANTED, permits);
-                    if (!result.complete(p)) {
-                        p.close();
-                    }
+                    LettucePermit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
+                    replicated(p, false).whenComplete((ok, notReplicated) -> {
+                        if (notReplicated != null) {
+                            p.discard(); // keeps L7
+                            RuntimeException failure = owner.asRuntime(describe() + ": " + what, notReplicated);
+                            ended(outcomeOf(failure), permits);
+                            result.completeExceptionally(failure);
+                            return;
+                        }
+                        ended(Outcome.GRANTED, permits);
+                        if (!result.complete(p)) {
+                            p.close();
+                        }
+                    });
                 }
                 case NOT_AVAILABLE -> {
                     ended(Outcome.TIMEOUT, permits);
@@ -380,6 +417,25 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         if (pushed) {
             heartbeat.soon(); // replaces the conservative deadline (L3) with a measured one
         }
+        if (replicas > 0) {
+            replicated(permit, pushed).whenComplete((ok, notReplicated) -> {
+                if (notReplicated == null) {
+                    handOver(p, permit);
+                    return;
+                }
+                permit.discard(); // keeps L7
+                RuntimeException failure = owner.asRuntime(describe() + ": " + p.what(), notReplicated);
+                boolean told = p.future.completeInternally(null, failure);
+                ended(told ? outcomeOf(failure) : p.future.givenUpAs(), p);
+            });
+            return;
+        }
+        handOver(p, permit);
+    }
+
+    /** Completes a decided request with its permit, or gives the permit back if the caller gave up first. */
+    @SuppressWarnings("unchecked")
+    private void handOver(Pending<?> p, LettucePermit permit) {
         Pending.Future<Permit> f = (Pending.Future<Permit>) p.future;
         if (f.completeInternally(permit, null)) {
             ended(Outcome.GRANTED, p);
@@ -388,6 +444,28 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             ended(f.givenUpAs(), p);
             permit.discard();
         }
+    }
+
+    /**
+     * L7: completes once {@code replicas} replicas have the grant (at once when none are asked for, or it
+     * holds no permits), or fails with a {@link RedisSemaphoreException}. WAIT counts this connection's
+     * writes only, so a grant written by another process's script ({@code pushed}) is first touched by this
+     * connection: ACQUIRE sent again for its id, which finds it held and renews its lease.
+     */
+    private CompletableFuture<Void> replicated(LettucePermit permit, boolean pushed) {
+        if (replicas == 0 || permit.grantId() == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<?> ownWrite = pushed
+                ? protocol.acquire(permit.grantId(), handleId, permit.permits(), leaseMs, waiterTtlMs, "try")
+                : CompletableFuture.completedFuture(null);
+        long timeoutMillis = Math.max(1, replicasTimeout.toMillis());
+        return ownWrite.thenCompose(x -> owner.waitForReplicas(replicas, timeoutMillis)).thenAccept(acked -> {
+            if (acked < replicas) {
+                throw new RedisSemaphoreException(describe() + ": the grant reached " + acked + " of the " + replicas
+                        + " replicas asked for within " + replicasTimeout + "; it was given back", null);
+            }
+        });
     }
 
     private void idleReached(Pending<?> p) {

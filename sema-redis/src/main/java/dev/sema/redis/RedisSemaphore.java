@@ -127,6 +127,9 @@ public interface RedisSemaphore extends Semaphore {
     /** The longest idle expiry a builder accepts: 365 days. */
     Duration MAX_IDLE_EXPIRY = Duration.ofDays(365);
 
+    /** The longest wait for replicas a builder accepts: 5 seconds. */
+    Duration MAX_REPLICAS_TIMEOUT = Duration.ofSeconds(5);
+
     /**
      * Returns the lease of the grants made through this object.
      *
@@ -146,6 +149,8 @@ public interface RedisSemaphore extends Semaphore {
         private Duration lease = DEFAULT_LEASE;
         private boolean createIfMissing = true;
         private Duration expireWhenIdle = Duration.ZERO;
+        private int replicas;
+        private Duration replicasTimeout = Duration.ZERO;
 
         Builder(RedisSemaphores owner, String name) {
             this.owner = owner;
@@ -227,6 +232,42 @@ public interface RedisSemaphore extends Semaphore {
         }
 
         /**
+         * Acknowledges a grant only once {@code n} replicas have it (default: at once, as Redis replicates
+         * asynchronously). Without it, a failover can lose a grant the old primary acknowledged but had not
+         * yet replicated: the promoted replica then counts those permits as free and may grant them again
+         * while their first holder still works (fencing tokens stay increasing, so a resource that checks
+         * them refuses the older holder). With it, every grant made through this handle is followed by
+         * {@code WAIT n timeout} on its connection (a grant made for it by another process's release is
+         * first renewed by this handle, so that the WAIT covers it: one round trip more), and a grant that
+         * does not reach {@code n} replicas within {@code timeout} is given back and the acquire fails with
+         * {@link RedisSemaphoreException}. The price: one more round trip per grant, plus the replication
+         * delay, and while WAIT is pending the handle's other commands, which share its connection, wait
+         * behind it. Releases are not waited for (a lost release only delays the permits' return to the
+         * end of their lease). Not available on Redis Cluster, where WAIT cannot follow a script's writes
+         * (the build fails).
+         *
+         * @param n how many replicas, at least 1
+         * @param timeout how long to wait for them: positive, at most {@link #MAX_REPLICAS_TIMEOUT}, and
+         *        less than the connection's command timeout (checked by {@link #build()})
+         * @return this builder
+         * @throws NullPointerException if {@code timeout} is {@code null}
+         * @throws IllegalArgumentException if {@code n < 1} or {@code timeout} is out of range
+         */
+        public Builder replicas(int n, Duration timeout) {
+            Objects.requireNonNull(timeout, "replicas: timeout");
+            if (n < 1) {
+                throw new IllegalArgumentException("replicas: n (" + n + ") must be at least 1");
+            }
+            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(MAX_REPLICAS_TIMEOUT) > 0) {
+                throw new IllegalArgumentException("replicas: timeout (" + timeout + ") must be positive and at most "
+                        + MAX_REPLICAS_TIMEOUT);
+            }
+            this.replicas = n;
+            this.replicasTimeout = timeout;
+            return this;
+        }
+
+        /**
          * Tells whether a missing semaphore is created from this builder's values (the default), or
          * reported: with {@code false}, {@link #build()} and later operations throw
          * {@link RedisSemaphoreException} while the semaphore does not exist in Redis.
@@ -244,14 +285,27 @@ public interface RedisSemaphore extends Semaphore {
          * Redis, one round trip each.
          *
          * @return the handle
-         * @throws IllegalArgumentException if the limit exceeds the ceiling
+         * @throws IllegalArgumentException if the limit exceeds the ceiling, or the {@code replicas} timeout is
+         *         not less than the connection's command timeout
+         * @throws IllegalStateException if {@code replicas} was asked for on Redis Cluster
          * @throws RedisSemaphoreException if Redis cannot be reached, or the semaphore is missing and
          *         may not be created, or its keys hold something else
          * @throws dev.sema.SemaphoreClosedException if the {@link RedisSemaphores} is closed
          */
         public RedisSemaphore build() {
             long ceiling = Checks.ceiling(permits, maxPermits);
-            return owner.open(name, permits, ceiling, lease, createIfMissing, expireWhenIdle);
+            if (replicas > 0) {
+                if (!owner.canWaitForReplicas()) {
+                    throw new IllegalStateException("replicas(" + replicas + ", " + replicasTimeout + ") is not available"
+                            + " on Redis Cluster: WAIT cannot follow a script's writes there");
+                }
+                if (replicasTimeout.compareTo(owner.commandTimeout) >= 0) {
+                    throw new IllegalArgumentException("replicas: timeout (" + replicasTimeout + ") must be less than the"
+                            + " command timeout (" + owner.commandTimeout + ")");
+                }
+            }
+            return owner.open(name, new LettuceSemaphore.Options(permits, ceiling, lease, createIfMissing,
+                    expireWhenIdle, replicas, replicasTimeout));
         }
     }
 }

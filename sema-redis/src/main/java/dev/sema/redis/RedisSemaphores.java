@@ -458,15 +458,13 @@ public final class RedisSemaphores implements AutoCloseable {
         return sharded;
     }
 
-    RedisSemaphore open(String name, long permits, long ceiling, Duration lease, boolean create,
-            Duration expireWhenIdle) {
+    RedisSemaphore open(String name, LettuceSemaphore.Options options) {
         if (closed.get()) {
             throw new SemaphoreClosedException("RedisSemaphores " + clientId + " is closed: semaphore '" + name
                     + "' refused");
         }
         String handleId = clientId + "." + handles.incrementAndGet() + (sharded ? "s" : "");
-        LettuceSemaphore s = new LettuceSemaphore(this, name, handleId, permits, ceiling, lease, create,
-                expireWhenIdle);
+        LettuceSemaphore s = new LettuceSemaphore(this, name, handleId, options);
         byChannel.put(s.channel(), s);
         semaphores.add(s);
         try {
@@ -530,6 +528,33 @@ public final class RedisSemaphores implements AutoCloseable {
         } catch (RejectedExecutionException closing) {
             // leaving: the connection is closed, so every command fails at once anyway
         }
+    }
+
+    /** Whether WAIT follows this connection's writes: not on Redis Cluster, where it would go to any node. */
+    boolean canWaitForReplicas() {
+        return connection instanceof StatefulRedisConnection;
+    }
+
+    /**
+     * WAIT: how many replicas have every write this connection made so far, waiting up to
+     * {@code timeoutMillis} for {@code replicas} of them; completes on a virtual thread.
+     */
+    @SuppressWarnings("unchecked")
+    CompletableFuture<Long> waitForReplicas(int replicas, long timeoutMillis) {
+        CompletableFuture<Long> result = new CompletableFuture<>();
+        try {
+            ((StatefulRedisConnection<String, String>) connection).async().waitForReplication(replicas, timeoutMillis)
+                    .whenComplete((n, failure) -> execute(() -> {
+                        if (failure != null) {
+                            result.completeExceptionally(unwrap(failure));
+                        } else {
+                            result.complete(n);
+                        }
+                    }));
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result;
     }
 
     private void deliver(CompletableFuture<List<Object>> result, List<Object> value, Throwable failure) {

@@ -1,0 +1,158 @@
+package dev.sema.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.sema.Permit;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code replicas(n, timeout)} (API.md §6): a grant reaches its caller only once the replica has it, whether
+ * the acquire's own script made it or another process's release did; without the replica, the grant is
+ * given back and the acquire fails. A primary and a replica are started on loopback ports.
+ */
+@Tag("redis")
+@Timeout(120)
+class RedisReplicasTest {
+    private RedisServer primary;
+    private RedisServer replica;
+    private RedisClient inspector;
+    private StatefulRedisConnection<String, String> onReplicaConnection;
+    private RedisCommands<String, String> onReplica;
+    private RedisSemaphores a;
+    private RedisSemaphores b;
+
+    @BeforeEach
+    void start() throws Exception {
+        Optional<Path> binary = RedisServer.installedBinary();
+        assumeTrue(binary.isPresent(), "no redis-server binary found");
+        primary = RedisServer.start(binary.get(), List.of());
+        replica = RedisServer.start(binary.get(), List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port())));
+        inspector = RedisClient.create("redis://127.0.0.1:" + replica.port());
+        onReplicaConnection = inspector.connect();
+        onReplica = onReplicaConnection.sync();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!onReplica.info("replication").contains("master_link_status:up")) {
+            assertThat(System.nanoTime() - deadline).as("replica in sync").isNegative();
+            Thread.sleep(20);
+        }
+        a = RedisSemaphores.connect(primary.uri());
+        b = RedisSemaphores.connect(primary.uri());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (AutoCloseable c : new AutoCloseable[] {a, b}) {
+            if (c != null) {
+                c.close();
+            }
+        }
+        if (inspector != null) {
+            onReplicaConnection.close();
+            inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+        if (replica != null) {
+            replica.close();
+        }
+        if (primary != null) {
+            primary.close();
+        }
+    }
+
+    private RedisSemaphore durable(RedisSemaphores on, String name) {
+        return on.semaphore(name).permits(3).replicas(1, Duration.ofSeconds(1)).build();
+    }
+
+    private long usedOnReplica(String name) {
+        String used = onReplica.hget("sem:{" + name + "}:meta", "used");
+        return used == null ? -1 : Long.parseLong(used);
+    }
+
+    @Test
+    void aGrantReachesItsCallerOnlyOnceTheReplicaHasIt() throws Exception {
+        RedisSemaphore s = durable(a, "durable");
+        Permit two = s.acquire(2);
+        assertThat(usedOnReplica("durable")).as("already on the replica when acquire returned").isEqualTo(2);
+        Permit one = s.tryAcquire(1).orElseThrow();
+        assertThat(usedOnReplica("durable")).isEqualTo(3);
+        Permit async = null;
+        two.close();
+        async = s.acquireAsync(2, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS);
+        assertThat(usedOnReplica("durable")).isEqualTo(3);
+        one.close();
+        async.close();
+    }
+
+    @Test
+    void aGrantMadeByAnotherProcesssReleaseIsReplicatedBeforeItIsHandedOver() throws Exception {
+        RedisSemaphore holder = a.semaphore("pushed").permits(1).build();
+        RedisSemaphore waiter = durable(b, "pushed");
+        Permit held = holder.acquire();
+        CompletableFuture<Permit> waiting = waiter.acquireAsync();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (waiter.queueLength() != 1) {
+            assertThat(System.nanoTime() - deadline).as("queued").isNegative();
+            Thread.sleep(5);
+        }
+        held.close();
+        RedisPermit granted = (RedisPermit) waiting.get(10, TimeUnit.SECONDS);
+        String holderEntry = onReplica.hgetall("sem:{pushed}:holders").values().stream().findFirst().orElse("");
+        assertThat(holderEntry).as("the grant is on the replica").startsWith("1|" + granted.fencingToken() + "|");
+        granted.close();
+    }
+
+    @Test
+    void withoutTheReplicaAGrantIsGivenBackAndTheAcquireFails() throws Exception {
+        RedisSemaphore s = durable(a, "lonely");
+        s.acquire().close(); // works while the replica is there
+        replica.close();
+        replica = null;
+        assertThatThrownBy(() -> s.tryAcquire(2)).isInstanceOf(RedisSemaphoreException.class)
+                .hasMessageContaining("reached 0 of the 1 replicas");
+        assertThatThrownBy(() -> s.acquire(1)).isInstanceOf(RedisSemaphoreException.class);
+        CompletableFuture<Permit> async = s.acquireAsync(3);
+        assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(RedisSemaphoreException.class);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (s.availablePermits() != 3) { // the give-backs are sent as the failures are reported
+            assertThat(System.nanoTime() - deadline).as("every grant given back").isNegative();
+            Thread.sleep(10);
+        }
+        RedisSemaphore plain = b.semaphore("lonely").build();
+        try (Permit p = plain.tryAcquire(3).orElseThrow()) {
+            assertThat(p.permits()).as("a handle without replicas() still works").isEqualTo(3);
+        }
+    }
+
+    @Test
+    void badReplicaOptionsAreRefusedByName() throws Exception {
+        RedisSemaphore.Builder builder = a.semaphore("options");
+        assertThatThrownBy(() -> builder.replicas(0, Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("replicas: n (0)");
+        assertThatThrownBy(() -> builder.replicas(1, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("replicas: timeout (PT0S)");
+        assertThatThrownBy(() -> builder.replicas(1, Duration.ofSeconds(6)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most PT5S");
+        assertThatThrownBy(() -> builder.replicas(1, null)).isInstanceOf(NullPointerException.class);
+        try (RedisSemaphores quick = RedisSemaphores.connect("redis://127.0.0.1:" + primary.port() + "?timeout=1s")) {
+            assertThatThrownBy(() -> quick.semaphore("options").replicas(1, Duration.ofSeconds(1)).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("less than the command timeout");
+        }
+        assertThat(onReplica.exists("sem:{options}:meta")).isZero();
+    }
+}

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sema.Permit;
+import io.lettuce.core.KillArgs;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.IOException;
@@ -42,6 +44,7 @@ class RedisSentinelTest {
 
     @AfterEach
     void stopAll() throws Exception {
+        // (also called between the two runs of one test)
         for (Process p : sentinels) {
             p.destroyForcibly();
             p.waitFor(5, TimeUnit.SECONDS);
@@ -150,6 +153,84 @@ class RedisSentinelTest {
             held.close();
             awaitTrue("all back", () -> s.availablePermits() == 3);
             assertThat(onReplica.hget("sem:{sentinel}:meta", "used")).isEqualTo("0");
+        } finally {
+            inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    /**
+     * Over-granting across a failover, with and without {@code replicas(1, timeout)}. The replica's link is
+     * cut so that it misses what the primary does next, a client takes permits, the primary is killed, and
+     * the replica is promoted: any grant the client was told about but the replica never
+     * received is counted as free by the new primary, which grants it again. Without {@code replicas} those
+     * grants are acknowledged and lost; with it, they fail and are given back, and nothing is over-granted.
+     */
+    @Test
+    void aFailoverOverGrantsWithoutReplicasAndNothingWithThem() throws Exception {
+        long without = overGrantedAcrossAFailover(false);
+        stopAll();
+        sentinels.clear();
+        servers.clear();
+        long with = overGrantedAcrossAFailover(true);
+        System.out.printf("failover: %d permits over-granted without replicas(), %d with replicas(1, 300ms)%n", without,
+                with);
+        assertThat(without).as("without replicas(), the unreplicated grants were lost").isEqualTo(5);
+        assertThat(with).as("with replicas(), nothing").isZero();
+    }
+
+    private long overGrantedAcrossAFailover(boolean durable) throws Exception {
+        Path binary = binary();
+        RedisServer primary = RedisServer.start(binary, List.of());
+        servers.add(primary);
+        RedisServer replica = RedisServer.start(binary, List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port())));
+        servers.add(replica);
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ports.add(sentinel(binary, primary.port(), 2));
+        }
+        RedisClient inspector = RedisClient.create("redis://127.0.0.1:" + replica.port());
+        try (StatefulRedisConnection<String, String> c = inspector.connect();
+                RedisSemaphores first = RedisSemaphores.connect(sentinelUri(ports));
+                RedisSemaphores second = RedisSemaphores.connect(sentinelUri(ports))) {
+            RedisCommands<String, String> onReplica = c.sync();
+            awaitTrue("the replica in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+            RedisSemaphore.Builder builder = first.semaphore("failover").permits(10).lease(Duration.ofSeconds(60));
+            RedisSemaphore s = (durable ? builder.replicas(1, Duration.ofMillis(300)) : builder).build();
+            RedisSemaphore other = second.semaphore("failover").build();
+            List<Permit> held = new ArrayList<>();
+            held.add(s.acquire(2));
+            awaitTrue("the first grant replicated", () -> "2".equals(onReplica.hget("sem:{failover}:meta", "used")));
+
+            // Cut the replica's link and keep it from coming back (its handshake now fails on a password the
+            // primary does not have), so that it misses what follows before the primary dies.
+            onReplica.configSet("masterauth", "not-the-password");
+            try (StatefulRedisConnection<String, String> toPrimary = inspector.connect(
+                    RedisURI.create("redis://127.0.0.1:" + primary.port()))) {
+                toPrimary.sync().clientKill(KillArgs.Builder.typeSlave());
+            }
+            for (int i = 0; i < 5; i++) {
+                try {
+                    held.add(s.tryAcquire(1).orElseThrow());
+                } catch (RedisSemaphoreException notReplicated) {
+                    assertThat(durable).as("only replicas() refuses: " + notReplicated).isTrue();
+                }
+            }
+            primary.stop();
+            awaitTrue("the replica promoted", () -> onReplica.info("replication").contains("role:master"));
+
+            long believed = held.stream().mapToLong(Permit::permits).sum();
+            long grantable = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            for (;;) {
+                try {
+                    grantable = other.availablePermits();
+                    break;
+                } catch (RedisSemaphoreException notYet) {
+                    assertThat(System.nanoTime() - deadline).as("the handle reaches the new primary").isNegative();
+                    Thread.sleep(50);
+                }
+            }
+            return Math.max(0, believed + grantable - 10);
         } finally {
             inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }

@@ -297,10 +297,13 @@ public final class RedisSemaphores implements AutoCloseable {
 
     /**
      * Connects to the (standalone) Redis at {@code redisUri} with a client of its own, which
-     * {@link #close()} shuts down. For Redis Cluster, use {@link #connectCluster(String)}.
+     * {@link #close()} shuts down: a Redis URI, or a Sentinel one, with which the client asks the sentinels
+     * for the primary and follows a failover (see {@link RedisSemaphore.Builder#replicas} for what a
+     * failover can cost). For Redis Cluster, use {@link #connectCluster(String)}.
      *
      * @param redisUri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"} or
-     *        {@code "redis://127.0.0.1:6379?timeout=2s"}
+     *        {@code "redis://127.0.0.1:6379?timeout=2s"}, or Lettuce's Sentinel form
+     *        {@code "redis-sentinel://host:port[,host:port]/[db]#masterName"}
      * @return the connection
      * @throws NullPointerException if {@code redisUri} is {@code null}
      * @throws IllegalArgumentException if {@code redisUri} is not a valid Redis URI

@@ -59,8 +59,10 @@
  *   <li>A request above the current limit but within the ceiling waits (no ERR_EXCEEDS_LIMIT), as
  *       {@link dev.sema.Semaphore} requires; one above the ceiling is an
  *       {@link java.lang.IllegalArgumentException}.
- *   <li>Only {@link dev.sema.Fairness#FIFO}; no barging mode, no durable ({@code WAIT}) mode, no shorter
- *       first lease for grants made while the waiter was queued.
+ *   <li>Only {@link dev.sema.Fairness#FIFO}; no barging mode, no shorter first lease for grants made while
+ *       the waiter was queued. The durable mode is opt-in per handle
+ *       ({@link dev.sema.redis.RedisSemaphore.Builder#replicas}): {@code WAIT} after each grant on the
+ *       handle's own connection, after renewing a grant another process's release made for it.
  *   <li>One wake-up channel per handle. Standalone Redis: {@code PUBLISH}. Redis Cluster: sharded pub/sub
  *       ({@code SPUBLISH}, {@code SSUBSCRIBE} on the semaphore's master) when every master runs Redis 7 or
  *       newer at connect time, else {@code PUBLISH}, which the cluster broadcasts to every node. The

@@ -9,9 +9,12 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * One Lua script: the shared head ({@code common.lua}) followed by the operation's own part, both
- * resources of this package. Run as EVALSHA by its SHA-1, with EVAL as the fallback when the server
- * does not know it (NOSCRIPT: first use, or after a restart or {@code SCRIPT FLUSH}).
+ * One Lua script, put together from resources of this package: {@code prelude.lua} (the meta hash and the
+ * clock), the operation's fast path (the part of its file before the line {@value #COMMON}, if it has
+ * one), {@code common.lua} (everything else every script shares), then the rest of the operation. A fast
+ * path that returns early never defines common.lua's functions, which would cost Redis more than the
+ * path itself. Run as EVALSHA by its SHA-1, with EVAL as the fallback when the server does not know it
+ * (NOSCRIPT: first use, or after a restart or {@code SCRIPT FLUSH}).
  */
 enum Script {
     ACQUIRE("acquire"),
@@ -25,6 +28,9 @@ enum Script {
     CLOSE("close"),
     STATUS("status");
 
+    /** The line of an operation's file where common.lua goes (else: before the whole file). */
+    static final String COMMON = "--@common";
+
     private final String file;
     private volatile String source;
     private volatile String sha;
@@ -36,7 +42,7 @@ enum Script {
     String source() {
         String s = source;
         if (s == null) {
-            s = read("common.lua") + "\n" + read(file + ".lua");
+            s = compose(read("prelude.lua"), read("common.lua"), read(file + ".lua"));
             sha = sha1(s);
             source = s;
         }
@@ -46,6 +52,14 @@ enum Script {
     String sha() {
         source();
         return sha;
+    }
+
+    /** The script's text: prelude, the operation's fast path, common, the rest of the operation. */
+    static String compose(String prelude, String common, String op) {
+        int at = op.indexOf(COMMON + "\n");
+        String fast = at < 0 ? "" : op.substring(0, at);
+        String rest = at < 0 ? op : op.substring(at + COMMON.length() + 1);
+        return prelude + "\n" + fast + common + "\n" + rest;
     }
 
     private static String read(String name) {

@@ -3,22 +3,45 @@
 -- Replies: {'GRANTED', token} | {'QUEUED'} | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}
 local id, cid, permits, lease, ttl, mode =
     ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local err = begin(id)
+local err = load_meta()
+if err then
+  return err
+end
+-- Fast path: open, nobody queued (so id is not queued, S3), nothing due (S4), no idle expiry to set, and
+-- enough free. HSETNX writes the grant and tells a replay (id held already) in one command; a replay,
+-- like every other case, goes on to the full path.
+if mode ~= 'idle' and M.closed == 0 and M.qlen == 0 and M.idle == 0 and permits > 0 and permits <= M.max
+    and M.limit - M.used >= permits and now() < M.due then
+  local f = math.max(M.fence + 1, NOW_US)
+  if redis.call('HSETNX', K_HOLD, id, fmt(permits) .. '|' .. fmt(f) .. '|' .. cid) == 1 then
+    local d = NOW_MS + lease
+    redis.call('ZADD', K_LEASE, d, id)
+    set('fence', f)
+    set('used', M.used + permits)
+    if d < M.due then
+      set('due', d) -- S4
+    end
+    save_meta()
+    return {'GRANTED', fmt(f)}
+  end
+end
+--@common
+err = begin(id)
 if err then
   return err
 end
 local h = redis.call('HGET', K_HOLD, id)
 if h then
   local _, tok = parse_holder(h)
-  redis.call('ZADD', K_LEASE, 'XX', NOW_MS + lease, id)
+  renew_lease(id, lease)
   return done({'GRANTED', tok})
 end
-if redis.call('ZSCORE', K_QUEUE, id) then
-  redis.call('ZADD', K_WLIVE, 'XX', NOW_MS + ttl, id)
+if is_queued(id) then
+  renew_waiter(id, ttl)
   return done({'QUEUED'})
 end
 if mode == 'idle' then
-  if M.used == 0 and redis.call('ZCARD', K_QUEUE) == 0 then
+  if M.used == 0 and M.qlen == 0 then
     return done({'IDLE'})
   end
   enqueue(id, 0, cid, 0, 'i', ttl)
@@ -33,8 +56,8 @@ end
 if permits == 0 then
   return done({'GRANTED', next_fence()})
 end
--- Fast path: nobody queued (the head never fits after begin()) and enough free.
-if redis.call('ZCARD', K_QUEUE) == 0 and M.limit - M.used >= permits then
+-- Nobody queued (the head never fits after begin()) and enough free.
+if M.qlen == 0 and M.limit - M.used >= permits then
   local tok = next_fence()
   add_holder(id, permits, tok, cid, NOW_MS + lease)
   return done({'GRANTED', tok})

@@ -5,12 +5,12 @@ local err = begin(id)
 if err then
   return err
 end
-if redis.call('ZSCORE', K_QUEUE, id) then
+if is_queued(id) then
   remove_waiter(id)
   grant_loop()
   return done({'CANCELLED'})
 end
-if remove_holder(id) then
+if remove_holder(id, false) then
   grant_loop()
   return done({'WAS_GRANTED_RELEASED'})
 end

@@ -7,8 +7,7 @@ end
 local closed_now = '0'
 if M.closed == 0 then
   closed_now = '1'
-  M.closed = 1
-  meta_dirty = true
+  set('closed', 1)
   for _, id in ipairs(redis.call('ZRANGE', K_QUEUE, 0, -1)) do
     local w = redis.call('HGET', K_WAIT, id)
     if not w then

@@ -1,4 +1,7 @@
--- Shared head of every sema-redis script; the operation's own part follows it.
+-- Shared part of every sema-redis script. A script is prelude.lua, the operation's fast path (if it has
+-- one: the part of its file before the line '--@common'), this file, then the rest of the operation.
+-- The fast paths use only the prelude's few functions, because defining this file's functions costs
+-- Redis more than an uncontended acquire or release does itself.
 --
 -- KEYS: 1 meta (HASH), 2 holders (HASH grantId -> 'permits|token|clientId'), 3 leases (ZSET grantId ->
 -- lease deadline in server ms), 4 queue (ZSET waiterId -> arrival seq), 5 waiters (HASH waiterId ->
@@ -6,76 +9,44 @@
 -- liveness deadline in server ms). All share the hash tag {name}.
 -- ARGV[1], ARGV[2], ARGV[3]: limit, ceiling and idle expiry (ms, '0' = never) to create the semaphore
 -- with if its meta key is missing ('' = do not create). The operation's own arguments start at ARGV[4].
+-- meta fields: ver (schema '2'), limit, max, used, fence (last token), seq (last queue seq), closed,
+-- idle (ms), due (see S4), qlen (see S3).
 --
--- Invariants kept by every script: used == sum of the permits in holders; 0 <= limit <= max; once a
--- script ends, the head of the queue does not fit (an acquire head asks more than limit - used, an
--- idle head finds used > 0). Every count is an integer below 2^53, exact in a Lua double, and is
--- stored with string.format('%.0f') (tostring would print 1.7e+15).
+-- Invariants kept by every script:
+--  S1: used == sum of the permits in holders; one lease per holder; 0 <= limit <= max.
+--  S2: once a script ends, the head of the queue does not fit (an acquire head asks more than
+--      limit - used, an idle head finds used > 0).
+--  S3: qlen == ZCARD queue == HLEN waiters == ZCARD wlive, so a script that finds qlen == 0 knows the
+--      queue is empty (and that a request id is not queued) without reading it.
+--  S4: due <= every deadline in leases and wlive: nothing can have expired while the server clock is
+--      below it, so the expiry scan runs only once it is reached, and then sets due anew from the two
+--      earliest deadlines. Pushing a deadline out leaves due a lower bound; setting one earlier lowers due.
+--  S5: a script reads the server clock (TIME) only when it needs it: to stamp a deadline or a token, to
+--      reap, to serve the queue, or to set an idle expiry. A RELEASE with nobody queued needs none of
+--      these: expired leases wait for the next script that reads the clock, and only acquires, which
+--      read it, could use the permits they hold.
+-- Every count is an integer below 2^53, exact in a Lua double, and is stored with
+-- string.format('%.0f') (tostring would print 1.7e+15).
 -- Idle expiry (meta field 'idle' > 0, set at creation): once a script ends, every key of the semaphore
 -- expires 'idle' ms after the last lease or waiter deadline still ahead (now, when nobody holds or
 -- waits), so a semaphore left alone, or whose holders all died, disappears with all its keys at once.
+--
+-- Defined in prelude.lua: the keys, now(), set(), fmt(), load_meta(), save_meta() and the state M.
 
-local K_META, K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local PREFIX = string.sub(K_META, 1, -5) -- 'sem:{name}:'
-local VERSION = '1'
-local REAP_BATCH = 64
-
--- Only the server's clock: deadlines are server ms, tokens have a server us floor.
-local time = redis.call('TIME')
-local NOW_MS = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local NOW_US = tonumber(time[1]) * 1000000 + tonumber(time[2])
-
-local M = nil
-local meta_dirty = false
 local notices = {}
 local notice_order = {}
 local SELF = nil -- the id the caller asked about: it learns its outcome from the reply, not a message
 
-local function fmt(n)
-  return string.format('%.0f', n)
-end
-
-local function load_meta()
-  local kind = redis.call('TYPE', K_META)['ok']
-  if kind == 'none' then
-    if ARGV[1] == '' then
-      return {'ERR_MISSING'}
-    end
-    M = {limit = tonumber(ARGV[1]), max = tonumber(ARGV[2]), used = 0, fence = 0, seq = 0, closed = 0,
-         idle = tonumber(ARGV[3]) or 0}
-    meta_dirty = true
-    -- The rest of the state went with the meta key (a restart without persistence, a deleted key):
-    -- start clean so that used == sum(holders) holds. Holders learn on their next renewal.
-    redis.call('DEL', K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE)
-    return nil
-  end
-  if kind ~= 'hash' then
-    return {'ERR_CORRUPT', K_META .. ' is a ' .. kind .. ', not a hash'}
-  end
-  local v = redis.call('HMGET', K_META, 'ver', 'limit', 'max', 'used', 'fence', 'seq', 'closed', 'idle')
-  if v[1] ~= VERSION then
-    return {'ERR_CORRUPT', K_META .. ' has schema version ' .. tostring(v[1]) .. ', expected ' .. VERSION}
-  end
-  M = {limit = tonumber(v[2]), max = tonumber(v[3]), used = tonumber(v[4]), fence = tonumber(v[5]),
-       seq = tonumber(v[6]), closed = tonumber(v[7]), idle = tonumber(v[8]) or 0}
-  for _, f in ipairs({'limit', 'max', 'used', 'fence', 'seq', 'closed'}) do
-    if M[f] == nil then
-      return {'ERR_CORRUPT', K_META .. ' field ' .. f .. ' is missing or not a number'}
-    end
-  end
-  return nil
-end
-
-local function save_meta()
-  if meta_dirty then
-    redis.call('HSET', K_META, 'ver', VERSION, 'limit', fmt(M.limit), 'max', fmt(M.max), 'used', fmt(M.used),
-        'fence', fmt(M.fence), 'seq', fmt(M.seq), 'closed', fmt(M.closed), 'idle', fmt(M.idle))
+-- Keeps S4 for a deadline just stored.
+local function deadline_set(d)
+  if d < M.due then
+    set('due', d)
   end
 end
 
 -- Idle expiry (see the header): every key lives until the last deadline still ahead, plus 'idle'.
 local function expire_when_idle()
-  local horizon = NOW_MS
+  local horizon = now()
   local l = redis.call('ZRANGE', K_LEASE, -1, -1, 'WITHSCORES')
   if l[2] then
     horizon = math.max(horizon, tonumber(l[2]))
@@ -130,10 +101,14 @@ end
 
 -- Strictly increasing while the meta key lives; the server-time floor keeps it increasing after a
 -- restart or failover rolled 'fence' back (as long as the server clock did not step back).
+local function peek_fence()
+  now()
+  return math.max(M.fence + 1, NOW_US)
+end
+
 local function next_fence()
-  local f = math.max(M.fence + 1, NOW_US)
-  M.fence = f
-  meta_dirty = true
+  local f = peek_fence()
+  set('fence', f)
   return fmt(f)
 end
 
@@ -147,47 +122,83 @@ local function parse_waiter(w)
   return tonumber(p), cid, tonumber(lease), kind
 end
 
-local function add_holder(id, p, tok, cid, deadline)
-  redis.call('HSET', K_HOLD, id, fmt(p) .. '|' .. tok .. '|' .. cid)
+-- The rest of a grant whose holders entry is written already (HSETNX on the acquire fast path).
+local function holder_added(id, p, deadline)
   redis.call('ZADD', K_LEASE, deadline, id)
-  M.used = M.used + p
-  meta_dirty = true
+  deadline_set(deadline)
+  set('used', M.used + p)
 end
 
--- Removes a grant; returns permits, token, clientId, lease deadline, or nil if it is not held.
-local function remove_holder(id)
+local function add_holder(id, p, tok, cid, deadline)
+  redis.call('HSET', K_HOLD, id, fmt(p) .. '|' .. tok .. '|' .. cid)
+  holder_added(id, p, deadline)
+end
+
+-- Removes a grant; returns permits, token, clientId and, when asked for, its lease deadline; nil if it
+-- is not held.
+local function remove_holder(id, want_deadline)
   local h = redis.call('HGET', K_HOLD, id)
   if not h then
     return nil
   end
   local p, tok, cid = parse_holder(h)
-  local deadline = tonumber(redis.call('ZSCORE', K_LEASE, id)) or NOW_MS
+  local deadline = nil
+  if want_deadline then
+    deadline = tonumber(redis.call('ZSCORE', K_LEASE, id)) or now()
+  end
   redis.call('HDEL', K_HOLD, id)
   redis.call('ZREM', K_LEASE, id)
-  M.used = M.used - p
-  meta_dirty = true
+  set('used', M.used - p)
   return p, tok, cid, deadline
 end
 
+-- Pushes out the lease of a held grant.
+local function renew_lease(id, lease)
+  local d = now() + lease
+  redis.call('ZADD', K_LEASE, 'XX', d, id)
+  deadline_set(d)
+end
+
+local function renew_waiter(id, ttl)
+  local d = now() + ttl
+  redis.call('ZADD', K_WLIVE, 'XX', d, id)
+  deadline_set(d)
+end
+
+-- Queues a request that is neither queued nor held.
 local function enqueue(id, p, cid, lease, kind, ttl)
-  M.seq = M.seq + 1
-  meta_dirty = true
+  set('seq', M.seq + 1)
   redis.call('ZADD', K_QUEUE, M.seq, id)
   redis.call('HSET', K_WAIT, id, fmt(p) .. '|' .. cid .. '|' .. fmt(lease) .. '|' .. kind)
-  redis.call('ZADD', K_WLIVE, NOW_MS + ttl, id)
+  local d = now() + ttl
+  redis.call('ZADD', K_WLIVE, d, id)
+  deadline_set(d)
+  set('qlen', M.qlen + 1)
 end
 
 local function remove_waiter(id)
-  redis.call('ZREM', K_QUEUE, id)
+  local queued = redis.call('ZREM', K_QUEUE, id)
   redis.call('HDEL', K_WAIT, id)
   redis.call('ZREM', K_WLIVE, id)
+  if queued == 1 then
+    set('qlen', M.qlen - 1)
+  end
 end
 
--- Ends expired leases and dead waiters, at most REAP_BATCH of each per call; the next call goes on.
+-- Whether id is queued; qlen == 0 answers without a read (S3).
+local function is_queued(id)
+  return M.qlen > 0 and redis.call('ZSCORE', K_QUEUE, id)
+end
+
+-- Ends expired leases and dead waiters, at most REAP_BATCH of each per call (the next call goes on),
+-- once the clock has reached due, and then sets due anew (S4).
 local function reap()
+  if now() < M.due then
+    return
+  end
   local ids = redis.call('ZRANGEBYSCORE', K_LEASE, '-inf', NOW_MS, 'LIMIT', 0, REAP_BATCH)
   for _, id in ipairs(ids) do
-    if not remove_holder(id) then
+    if not remove_holder(id, false) then
       redis.call('ZREM', K_LEASE, id)
     end
   end
@@ -195,13 +206,24 @@ local function reap()
   for _, id in ipairs(ids) do
     remove_waiter(id)
   end
+  local due = NEVER
+  local l = redis.call('ZRANGE', K_LEASE, 0, 0, 'WITHSCORES')
+  if l[2] then
+    due = math.min(due, tonumber(l[2]))
+  end
+  local w = redis.call('ZRANGE', K_WLIVE, 0, 0, 'WITHSCORES')
+  if w[2] then
+    due = math.min(due, tonumber(w[2]))
+  end
+  set('due', due)
 end
 
 -- Grants head waiters while they fit, in strict arrival order: stops at the first that does not.
 local function grant_loop()
-  while true do
+  while M.qlen > 0 do
     local head = redis.call('ZRANGE', K_QUEUE, 0, 0)[1]
     if not head then
+      set('qlen', 0) -- S3 was broken from outside (a key deleted by hand): the queue is empty
       return
     end
     local w = redis.call('HGET', K_WAIT, head)
@@ -228,15 +250,21 @@ local function grant_loop()
   end
 end
 
--- Loads the state, reaps, and serves the queue; returns an error reply, or nil to go on.
-local function begin(self_id)
+-- Loads the state (unless a fast path did), reaps, and serves the queue; returns an error reply, or nil
+-- to go on. A script
+-- that may leave the clock unread (S5) passes lazy: it reaps and serves only when someone is queued
+-- or the semaphore expires when idle, the cases in which it reads the clock anyway.
+local function begin(self_id, lazy)
   SELF = self_id
-  local err = load_meta()
-  if err then
-    return err
+  if not M then
+    local err = load_meta()
+    if err then
+      return err
+    end
   end
-  reap()
-  grant_loop()
+  if not lazy or M.qlen > 0 or M.idle > 0 then
+    reap()
+    grant_loop()
+  end
   return nil
 end
-

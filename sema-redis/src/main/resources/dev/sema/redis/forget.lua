@@ -5,12 +5,11 @@ local err = begin(nil)
 if err then
   return err
 end
-local p = remove_holder(id)
+local p = remove_holder(id, false)
 if not p then
   return done({'NOT_HELD'})
 end
 local old = M.limit
-M.limit = math.max(0, M.limit - p)
-meta_dirty = true
+set('limit', math.max(0, M.limit - p))
 grant_loop()
 return done({'OK', fmt(old), fmt(M.limit)})

@@ -10,9 +10,9 @@ if err then
 end
 local pa, ta, ca, da
 if target ~= '' then
-  pa, ta, ca, da = remove_holder(target)
+  pa, ta, ca, da = remove_holder(target, true)
 end
-local pb, tb, cb, db = remove_holder(other)
+local pb, tb, cb, db = remove_holder(other, true)
 if not pa and not pb then
   local h = redis.call('HGET', K_HOLD, new_id)
   if h then

@@ -1,13 +1,29 @@
 -- RELEASE. ARGV[4..6]: grantId, remainderId ('' = release all), permits to release.
 -- A partial release moves the rest to remainderId (same token, same lease), which makes a replay
--- recognisable: grantId gone and remainderId held.
+-- recognisable: grantId gone and remainderId held. With nobody queued it reads no clock (S5).
 -- Replies: {'OK'} | {'NOT_HELD'}
 local id, rest_id, k = ARGV[4], ARGV[5], tonumber(ARGV[6])
-local err = begin(nil)
+local err = load_meta()
 if err then
   return err
 end
-local p, tok, cid, deadline = remove_holder(id)
+-- Fast path: a whole grant, nobody to serve, no idle expiry to set: no clock, no scan (S5).
+if rest_id == '' and M.qlen == 0 and M.idle == 0 then
+  local h = redis.call('HGET', K_HOLD, id)
+  if h then
+    redis.call('HDEL', K_HOLD, id)
+    redis.call('ZREM', K_LEASE, id)
+    set('used', M.used - tonumber(string.match(h, '^(%d+)|')))
+    save_meta()
+    return {'OK'}
+  end
+end
+--@common
+err = begin(nil, true)
+if err then
+  return err
+end
+local p, tok, cid, deadline = remove_holder(id, rest_id ~= '')
 if not p then
   if rest_id ~= '' and redis.call('HEXISTS', K_HOLD, rest_id) == 1 then
     return done({'OK'})

@@ -12,20 +12,20 @@ local lost, granted, gone = {}, {}, {}
 for i = 8, 7 + n do
   local id = ARGV[i]
   if redis.call('HEXISTS', K_HOLD, id) == 1 then
-    redis.call('ZADD', K_LEASE, 'XX', NOW_MS + lease, id)
+    renew_lease(id, lease)
   else
     lost[#lost + 1] = id
   end
 end
 for i = 8 + n, #ARGV do
   local id = ARGV[i]
-  if redis.call('ZSCORE', K_QUEUE, id) then
-    redis.call('ZADD', K_WLIVE, 'XX', NOW_MS + ttl, id)
+  if is_queued(id) then
+    renew_waiter(id, ttl)
   else
     local h = redis.call('HGET', K_HOLD, id)
     if h then
       local _, tok = parse_holder(h)
-      redis.call('ZADD', K_LEASE, 'XX', NOW_MS + lease, id)
+      renew_lease(id, lease)
       granted[#granted + 1] = id
       granted[#granted + 1] = tok
     else

@@ -17,7 +17,6 @@ elseif mode == 'add' then
 else
   new = math.max(0, old - n)
 end
-M.limit = new
-meta_dirty = true
+set('limit', new)
 grant_loop()
 return done({'OK', fmt(old), fmt(new)})

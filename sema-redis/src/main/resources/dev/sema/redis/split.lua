@@ -6,7 +6,7 @@ local err = begin(nil)
 if err then
   return err
 end
-local p, tok, cid, deadline = remove_holder(id)
+local p, tok, cid, deadline = remove_holder(id, true)
 if not p then
   if redis.call('HEXISTS', K_HOLD, new_id) == 1 then
     return done({'OK'})

@@ -4,4 +4,4 @@ local err = begin(nil)
 if err then
   return err
 end
-return done({fmt(M.limit), fmt(M.max), fmt(M.used), redis.call('ZCARD', K_QUEUE), fmt(M.closed)})
+return done({fmt(M.limit), fmt(M.max), fmt(M.used), fmt(M.qlen), fmt(M.closed)})

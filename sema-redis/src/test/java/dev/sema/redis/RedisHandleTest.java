@@ -149,4 +149,20 @@ class RedisHandleTest extends RedisTestSupport {
         assertThat(state).isEqualTo(new dev.sema.internal.StateSource.State(3, 5, 1, 0, false, true));
         two.close();
     }
+
+    @Test
+    void anUncontendedAcquireAndReleaseRunTwelveCommandsInRedis() throws Exception {
+        RedisSemaphore s = build(a, 2);
+        s.acquire().close(); // created, scripts loaded
+        long before = commandsExecuted();
+        for (int i = 0; i < 10; i++) {
+            try (Permit p = s.acquire()) {
+                assertThat(p.permits()).isEqualTo(1);
+            }
+        }
+        // Each pair: 2 EVALSHA; ACQUIRE reads meta and the clock and writes the grant, its lease and meta;
+        // RELEASE with nobody queued reads meta and the grant, deletes both and writes meta, no clock.
+        assertThat(commandsExecuted() - before).isEqualTo(10 * 12);
+        checkInvariants();
+    }
 }

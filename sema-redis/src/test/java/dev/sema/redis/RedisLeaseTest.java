@@ -67,13 +67,22 @@ class RedisLeaseTest extends RedisTestSupport {
         checkInvariants();
     }
 
+    /**
+     * Moves a lease deadline into the past, and the stored next deadline with it (common.lua's S4: the
+     * expiry scan runs once the clock reaches it, as it would have for a deadline that passed).
+     */
+    private void expireNow(String grantId) {
+        redis.zadd("sem:{" + name + "}:leases", 1, grantId);
+        redis.hset("sem:{" + name + "}:meta", "due", "1");
+    }
+
     @Test
     void grantThatRedisNoLongerHoldsIsReportedLost() throws Exception {
         RedisSemaphore sa = build(a, 1, LEASE);
         RedisPermit p = (RedisPermit) sa.acquire();
         String id = onlyGrantId();
         // Push the lease into the past, as a server clock step or a long pause would.
-        redis.zadd("sem:{" + name + "}:leases", 1, id);
+        expireNow(id);
         p.leaseLost().get(20, TimeUnit.SECONDS);
         assertThat(sa.availablePermits()).isEqualTo(1);
         p.close();
@@ -85,7 +94,7 @@ class RedisLeaseTest extends RedisTestSupport {
     void operationsOnALostPermitKeepLocalCountsAndNeverTouchOtherGrants() throws Exception {
         RedisSemaphore sa = build(a, 4, LEASE);
         RedisPermit p = (RedisPermit) sa.acquire(4);
-        redis.zadd("sem:{" + name + "}:leases", 1, onlyGrantId());
+        expireNow(onlyGrantId());
         p.leaseLost().get(20, TimeUnit.SECONDS);
         Permit live = sa.acquire(2); // someone else's grant now
         Permit part = p.split(1);

@@ -99,6 +99,35 @@ class RedisOutageTest extends RedisTestSupport {
     }
 
     @Test
+    void aSemaphoreOfSchemaOneIsUpgradedInPlaceWithItsQueueKeptInOrder() throws Exception {
+        // Schema 1 kept no queue length and no next deadline: a grant held by one process, a request queued
+        // by another, written as a schema-1 client left them.
+        String p = "sem:{" + name + "}:";
+        long nowMs = Long.parseLong(redis.time().get(0)) * 1000;
+        redis.hset(p + "meta", java.util.Map.of("ver", "1", "limit", "2", "max", "5", "used", "2", "fence", "10",
+                "seq", "1", "closed", "0", "idle", "0"));
+        redis.hset(p + "holders", "old:g", "2|10|old");
+        redis.zadd(p + "leases", nowMs + 60_000, "old:g");
+        redis.zadd(p + "queue", 1, "old:w");
+        redis.hset(p + "waiters", "old:w", "1|old|60000|a");
+        redis.zadd(p + "wlive", nowMs + 60_000, "old:w");
+        RedisSemaphore s = build(a, 2);
+        // FIFO is kept across the upgrade: the queued request is ahead, so nothing is free for a newcomer.
+        assertThat(s.tryAcquire(1)).isEmpty();
+        assertThat(redis.hget(p + "meta", "ver")).isEqualTo("2");
+        assertThat(s.queueLength()).isEqualTo(1);
+        checkInvariants();
+        // The old holder's release serves the old waiter first.
+        redis.del(p + "holders");
+        redis.del(p + "leases");
+        redis.hset(p + "meta", "used", "0");
+        redis.hset(p + "meta", "due", "0");
+        assertThat(s.tryAcquire(2)).isEmpty(); // the waiter took 1 of the 2 freed
+        assertThat(redis.hget(p + "holders", "old:w")).startsWith("1|");
+        checkInvariants();
+    }
+
+    @Test
     void corruptKeyIsReportedClearly() {
         redis.set("sem:{" + name + "}:meta", "not a semaphore");
         assertThatThrownBy(() -> a.semaphore(name).permits(1).build())

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
@@ -129,6 +130,15 @@ abstract class RedisTestSupport {
         long queued = redis.zcard(p + "queue");
         assertThat(redis.hlen(p + "waiters")).as("waiters").isEqualTo(queued);
         assertThat(redis.zcard(p + "wlive")).as("wlive").isEqualTo(queued);
+        assertThat(Long.parseLong(meta.get("qlen"))).as("qlen == queue length (S3)").isEqualTo(queued);
+        long due = Long.parseLong(meta.get("due"));
+        for (String z : List.of("leases", "wlive")) {
+            List<ScoredValue<String>> first = redis.zrangeWithScores(p + z, 0, 0);
+            if (!first.isEmpty()) {
+                assertThat(due).as("due <= the earliest deadline in " + z + " (S4)")
+                        .isLessThanOrEqualTo((long) first.get(0).getScore());
+            }
+        }
         List<String> head = redis.zrange(p + "queue", 0, 0);
         if (!head.isEmpty()) {
             String w = redis.hget(p + "waiters", head.get(0));
@@ -150,6 +160,18 @@ abstract class RedisTestSupport {
         long calls = 0;
         for (String line : redis.info("commandstats").split("\r?\n")) {
             if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                String v = line.substring(line.indexOf("calls=") + 6);
+                calls += Long.parseLong(v.substring(0, v.indexOf(',')));
+            }
+        }
+        return calls;
+    }
+
+    /** Commands Redis has executed so far, those run inside scripts included, but for INFO itself. */
+    static long commandsExecuted() {
+        long calls = 0;
+        for (String line : redis.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
                 String v = line.substring(line.indexOf("calls=") + 6);
                 calls += Long.parseLong(v.substring(0, v.indexOf(',')));
             }

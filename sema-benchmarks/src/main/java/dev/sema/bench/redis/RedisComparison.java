@@ -697,17 +697,22 @@ public final class RedisComparison {
     // ---------------------------------------------------------------- helpers
 
     /**
-     * The SHA-1 of each of Sema's scripts, computed as sema-redis does (its {@code common.lua}, a newline,
-     * the operation's file), so that MONITOR's EVALSHA lines can be named.
+     * The SHA-1 of each of Sema's scripts, put together as sema-redis's {@code Script.compose} does
+     * ({@code prelude.lua}, the operation's fast path before its {@code --@common} line, {@code common.lua},
+     * the rest of the operation), so that MONITOR's EVALSHA lines can be named.
      */
     static Map<String, String> semaScripts() {
         Map<String, String> m = new java.util.HashMap<>();
         ClassLoader cl = RedisComparison.class.getClassLoader();
         try {
+            String prelude = resource(cl, "dev/sema/redis/prelude.lua");
             String common = resource(cl, "dev/sema/redis/common.lua");
             for (String op : List.of("acquire", "release", "split", "merge", "forget", "cancel", "renew",
                     "set_limit", "close", "status")) {
-                String source = common + "\n" + resource(cl, "dev/sema/redis/" + op + ".lua");
+                String file = resource(cl, "dev/sema/redis/" + op + ".lua");
+                int at = file.indexOf("--@common\n");
+                String source = prelude + "\n" + (at < 0 ? "" : file.substring(0, at)) + common + "\n"
+                        + (at < 0 ? file : file.substring(at + "--@common\n".length()));
                 byte[] d = java.security.MessageDigest.getInstance("SHA-1").digest(
                         source.getBytes(StandardCharsets.UTF_8));
                 m.put(java.util.HexFormat.of().formatHex(d), op.toUpperCase(Locale.ROOT));

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -14,8 +13,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Rules kept here (the façade's L1-L4 are in {@link LettuceSemaphore}):
  * <ul>
- * <li>H1: at most one RENEW is in flight ({@link #inFlight}); a tick that finds one skips, and
- *     {@link #soon()} asks for an extra tick.</li>
+ * <li>H1: at most one RENEW is in flight ({@link #inFlight}); a tick that finds one skips.</li>
  * <li>H2: a renewed grant's local deadline is measured from when the RENEW was sent (L3), and only for
  *     the epoch the grant had then (L4).</li>
  * <li>H3: a waiter Redis reports granted is completed as if woken (a lost message is healed); one it
@@ -33,7 +31,6 @@ final class Heartbeat {
     private final long renewPeriodNanos;
     private final long tickNanos;
     private final AtomicBoolean inFlight = new AtomicBoolean();
-    private volatile boolean requested;
 
     Heartbeat(LettuceSemaphore semaphore, long leaseNanos, long marginNanos, long renewPeriodNanos, long tickNanos) {
         this.semaphore = semaphore;
@@ -45,16 +42,6 @@ final class Heartbeat {
 
     /** A grant as sent in one RENEW: the permit, the grant id Redis knows, and the permit's epoch then (L4). */
     record HeldSnapshot(LettucePermit permit, String id, long epoch) {
-    }
-
-    /** Asks for a renewal now (after a pushed grant, whose local deadline is only an estimate, L3). */
-    void soon() {
-        requested = true;
-        try {
-            semaphore.owner().timer.execute(this::tick);
-        } catch (RejectedExecutionException afterClose) {
-            // leaving: nothing to renew
-        }
     }
 
     /** Checks local lease deadlines, then renews grants and heartbeats waiters (one RENEW) when due. */
@@ -71,13 +58,12 @@ final class Heartbeat {
                 // Renew a grant a third of the lease after its lease was last set (deadline = sent + lease - margin).
                 due |= p.deadline() - now <= leaseNanos - marginNanos - renewPeriodNanos + tickNanos / 2;
             }
-            if (!(due || requested || !semaphore.waiting.isEmpty()) || semaphore.renewalsSuspended) {
+            if (!(due || !semaphore.waiting.isEmpty()) || semaphore.renewalsSuspended) {
                 return;
             }
             if (!inFlight.compareAndSet(false, true)) {
                 return; // keeps H1
             }
-            requested = false;
             List<HeldSnapshot> grants = new ArrayList<>();
             List<String> grantIds = new ArrayList<>();
             for (LettucePermit p : semaphore.held.values()) {

@@ -109,14 +109,14 @@ final class LettucePermit implements RedisPermit {
             if (permits == held) {
                 String id = grantId;
                 // NOT_HELD is fine here: the lease had ended (already reported), or this is a re-sent release.
-                run("release(" + permits + ")", semaphore.protocol().release(blank(id), "", 0));
+                run("release(" + permits + ")", semaphore.blocking().release(blank(id), "", 0));
                 held = 0;
                 grantId = null;
                 unregister(id, this);
             } else {
                 String old = grantId;
                 String rest = semaphore.nextId();
-                boolean ok = run("release(" + permits + ")", semaphore.protocol().release(blank(old), rest, permits));
+                boolean ok = run("release(" + permits + ")", semaphore.blocking().release(blank(old), rest, permits));
                 held -= permits;
                 if (ok) {
                     moveTo(old, rest);
@@ -141,7 +141,7 @@ final class LettucePermit implements RedisPermit {
             String old = grantId;
             String keep = permits < held ? semaphore.nextId() : "";
             String part = semaphore.nextId();
-            boolean ok = run("split(" + permits + ")", semaphore.protocol().split(blank(old), keep, part, permits));
+            boolean ok = run("split(" + permits + ")", semaphore.blocking().split(blank(old), keep, part, permits));
             held -= permits;
             LettucePermit p = new LettucePermit(semaphore, part, permits, token, deadline, grantedAt);
             if (ok) {
@@ -178,7 +178,7 @@ final class LettucePermit implements RedisPermit {
             that.epoch++;
             Protocol.Merged r;
             try {
-                r = run("merge", semaphore.protocol().merge(blank(a), blank(b), merged));
+                r = run("merge", semaphore.blocking().merge(blank(a), blank(b), merged));
             } finally {
                 that.epoch++;
             }
@@ -216,7 +216,7 @@ final class LettucePermit implements RedisPermit {
                 return;
             }
             String id = grantId;
-            change = run("forget()", semaphore.protocol().forget(blank(id)));
+            change = run("forget()", semaphore.blocking().forget(blank(id)));
             held = 0;
             grantId = null;
             unregister(id, this);

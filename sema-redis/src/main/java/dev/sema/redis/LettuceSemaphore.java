@@ -50,11 +50,15 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      releases a grant that raced with it. A grant reaching a decided-withdrawn Pending is ignored.
      *      A caller's future is completed from outside only after its request was withdrawn
      *      (GivingUpFuture), so its dependents never find the request still in `waiting`.
-     *  L2: a Pending stays in `waiting` until its permit is in `held`, so a wake-up message for an id in
-     *      neither map is a grant nobody here will use: it is cancelled (released) at once.
+     *  L2: a Pending stays in `waiting` until its permit is in `held`. Every way a Pending leaves
+     *      `waiting` undecided-for-a-grant either sends its CANCEL (withdraw, a failed request, leave) or
+     *      follows a reply that Redis cannot grant it (closed, too large, an idle wait), so a wake-up
+     *      message for an id in neither map is settled already: it is ignored, not cancelled again.
      *  L3: a permit's local lease deadline is never later than Redis's: it is measured from when the
      *      request that set Redis's deadline was sent (for a pushed grant, from the last request that
-     *      still found the waiter queued, which was before the grant).
+     *      still found the waiter queued, which was before the grant; the heartbeat renews waiters every
+     *      tick, so that estimate is at most a tick early, and the grant is renewed on the usual schedule
+     *      from it, with no extra RENEW).
      *  L4: a permit is renewed under the grant id Redis knows: ops that rotate the id (release of part,
      *      split, merge) bump the permit's epoch, and renewal results for an older epoch are ignored.
      *  L5: every acquire request that ends passes ended() once, with its outcome: the one place where
@@ -64,6 +68,10 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      answers; both scripts are idempotent per id, so a second run changes nothing.
      *  L7: with replicas(n, timeout), no grant reaches a caller before WAIT reports n replicas have it;
      *      one that does not get there in time is given back (discard) and the request fails.
+     *  L8: a blocking acquire's first ACQUIRE reply is handled by the calling thread itself (no hop to
+     *      another thread): it completes on the I/O thread, and the caller runs acquireReply for it. A
+     *      caller that stops waiting for it first (interrupt, its own timeout) hands it to a virtual
+     *      thread instead, so every reply is handled exactly once, before or after the caller gave up.
      *
      * Threads: replies and messages are handled on virtual threads (RedisSemaphores.execute), ticks on the
      * timer thread; neither blocks on Redis except LettucePermit ops, which hold only that permit's lock.
@@ -87,6 +95,8 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private final long marginNanos;
     private final long tickNanos;
     private final Protocol protocol;
+    /** The same calls for a thread that waits for the reply: completed on the I/O thread, no hop. */
+    private final Protocol blocking;
     private final Heartbeat heartbeat;
     /** L7: a grant is handed over only once this many replicas have it (0: at once). */
     private final int replicas;
@@ -139,6 +149,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         this.replicasTimeout = o.replicasTimeout();
         this.protocol = new Protocol(owner, name, describe(), o.create() ? Long.toString(o.permits()) : "",
                 o.create() ? Long.toString(o.ceiling()) : "", o.create() ? Long.toString(o.expireWhenIdle().toMillis()) : "");
+        this.blocking = protocol.forBlockingCallers();
         this.heartbeat = new Heartbeat(this, leaseNanos, marginNanos, leaseNanos / 3, tickNanos);
     }
 
@@ -152,6 +163,10 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     Protocol protocol() {
         return protocol;
+    }
+
+    Protocol blocking() {
+        return blocking;
     }
 
     String handleId() {
@@ -186,7 +201,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             throw Failures.interruptedBefore(name, "acquire(" + permits + ")");
         }
         refuseIfKnownClosed("acquire(" + permits + ")", permits);
-        Pending<Permit> p = start(permits, false);
+        Pending<Permit> p = start(permits, false, true);
         try {
             return await(p, false, 0L, null);
         } catch (TimeoutException impossible) {
@@ -213,7 +228,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             return p.get();
         }
         long deadline = Timeouts.deadline(nanos);
-        Pending<Permit> p = start(permits, false);
+        Pending<Permit> p = start(permits, false, true);
         return await(p, nanos != Timeouts.FOREVER, deadline, timeout);
     }
 
@@ -235,7 +250,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         long sent = System.nanoTime();
         Protocol.Acquired a;
         try {
-            a = owner.await(protocol.acquire(id, handleId, permits, leaseMs, waiterTtlMs, "try"), describe() + ": " + what);
+            a = owner.await(blocking.acquire(id, handleId, permits, leaseMs, waiterTtlMs, "try"), describe() + ": " + what);
         } catch (RuntimeException e) {
             cancelOnServer(id); // the request may still reach Redis: do not let a grant wait for its lease
             ended(outcomeOf(e), permits);
@@ -272,7 +287,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     public CompletableFuture<Permit> acquireAsync(long permits) {
         Checks.request(permits, ceiling, name);
         CompletableFuture<Permit> refused = refusedIfKnownClosed("acquireAsync(" + permits + ")", permits);
-        return refused != null ? refused : this.<Permit>start(permits, false).future;
+        return refused != null ? refused : this.<Permit>start(permits, false, false).future;
     }
 
     @Override
@@ -288,7 +303,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         if (nanos <= 0) {
             return tryOnceAsync(what, permits, timeout);
         }
-        Pending<Permit> p = start(permits, false);
+        Pending<Permit> p = start(permits, false, false);
         if (nanos != Timeouts.FOREVER) {
             owner.failAfter(p.future, nanos, () -> Failures.timedOut(name, permits, timeout));
         }
@@ -345,8 +360,11 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         return result;
     }
 
-    /** Registers and sends a queued request (acquire or awaitIdle). */
-    private <T> Pending<T> start(long permits, boolean idle) {
+    /**
+     * Registers and sends a queued request (acquire or awaitIdle); {@code caller}: the calling thread will
+     * wait for it and handles the first reply itself (L8).
+     */
+    private <T> Pending<T> start(long permits, boolean idle, boolean caller) {
         Pending<T> p = new Pending<>(this, owner.nextId(), permits, idle);
         if (left) {
             p.decide();
@@ -361,8 +379,52 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             p.jfr = WaitEvent.start(name, permits, waiting.size());
         }
         waiting.put(p.id, p);
-        sendAcquire(p, false);
+        if (caller) {
+            p.firstSent = System.nanoTime();
+            p.firstReply = blocking.acquire(p.id, handleId, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait");
+        } else {
+            sendAcquire(p, false);
+        }
         return p;
+    }
+
+    /**
+     * L8: handles a blocking caller's first reply in the calling thread, waiting for it within the command
+     * timeout (and the caller's deadline, when {@code timed}). If the caller stops waiting first, the reply
+     * goes to a virtual thread, and the interrupt is kept for the caller's own wait to find.
+     */
+    private void takeFirstReply(Pending<?> p, boolean timed, long deadline) {
+        CompletableFuture<Protocol.Acquired> reply = p.firstReply;
+        if (reply == null) {
+            return;
+        }
+        p.firstReply = null;
+        long sent = p.firstSent;
+        long replyDeadline = sent + owner.commandTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(200);
+        boolean callersDeadlineFirst = timed && deadline - replyDeadline < 0;
+        long until = callersDeadlineFirst ? deadline : replyDeadline;
+        Protocol.Acquired a = null;
+        Throwable failure = null;
+        try {
+            a = reply.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            failure = e.getCause();
+        } catch (TimeoutException e) {
+            if (callersDeadlineFirst) {
+                handOffFirstReply(p, reply, sent);
+                return; // the caller's own wait times out at once and withdraws
+            }
+            failure = new TimeoutException("no reply within " + owner.commandTimeout);
+        } catch (InterruptedException e) {
+            handOffFirstReply(p, reply, sent);
+            Thread.currentThread().interrupt(); // the caller's own wait is interrupted at once and withdraws
+            return;
+        }
+        acquireReply(p, a, failure, sent, false);
+    }
+
+    private void handOffFirstReply(Pending<?> p, CompletableFuture<Protocol.Acquired> reply, long sent) {
+        reply.whenComplete((a, e) -> owner.execute(() -> acquireReply(p, a, e, sent, false)));
     }
 
     /**
@@ -414,9 +476,6 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         }
         LettucePermit permit = newPermit(p.permits == 0 ? null : p.id, p.permits, token, base);
         waiting.remove(p.id, p); // keeps L2: only now that the permit is in `held`
-        if (pushed) {
-            heartbeat.soon(); // replaces the conservative deadline (L3) with a measured one
-        }
         if (replicas > 0) {
             replicated(permit, pushed).whenComplete((ok, notReplicated) -> {
                 if (notReplicated == null) {
@@ -536,6 +595,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     private <T> T await(Pending<T> p, boolean timed, long deadline, Duration timeout)
             throws InterruptedException, TimeoutException {
+        takeFirstReply(p, timed, deadline);
         Pending.Future<T> f = p.future;
         try {
             return timed ? f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS) : f.get();
@@ -597,7 +657,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     @Override
     public void awaitIdle() throws InterruptedException {
         notInterrupted("awaitIdle()");
-        Pending<Void> p = start(0, true);
+        Pending<Void> p = start(0, true, true);
         try {
             await(p, false, 0L, null);
         } catch (TimeoutException impossible) {
@@ -607,7 +667,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public CompletableFuture<Void> awaitIdleAsync() {
-        return this.<Void>start(0, true).future;
+        return this.<Void>start(0, true, false).future;
     }
 
     // ---------------------------------------------------------------- messages
@@ -621,9 +681,8 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                     if (p != null) {
                         p.queued(p.queuedSeenAt); // a pushed grant: it was queued
                         granted(p, w.token(), p.queuedSeenAt, true);
-                    } else if (!held.containsKey(w.id())) {
-                        cancelOnServer(w.id()); // keeps L2: a grant nobody here will use
                     }
+                    // else settled here already (L2): its grant is held, or its CANCEL was sent
                 }
                 case CLOSED -> {
                     sawClosed();
@@ -666,7 +725,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      */
     void releaseQuietly(String grantId) {
         try {
-            sync("release of grant " + grantId, protocol.release(grantId, "", 0));
+            sync("release of grant " + grantId, blocking.release(grantId, "", 0));
         } catch (RuntimeException e) {
             if (!left) {
                 releasesDue.add(grantId);
@@ -690,7 +749,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     @Override
     public void setPermits(long limit) {
         Checks.limit(limit, ceiling, name);
-        Protocol.LimitChange c = sync("setPermits(" + limit + ")", protocol.setLimit("set", limit));
+        Protocol.LimitChange c = sync("setPermits(" + limit + ")", blocking.setLimit("set", limit));
         if (!c.inRange()) {
             ceiling = c.max();
             Checks.limit(limit, c.max(), name); // throws: the stored ceiling is lower than this handle knew
@@ -701,7 +760,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     @Override
     public long addPermits(long n) {
         Checks.nonNegative("addPermits: n", n);
-        Protocol.LimitChange c = sync("addPermits(" + n + ")", protocol.setLimit("add", Math.min(n, MAX_PERMITS)));
+        Protocol.LimitChange c = sync("addPermits(" + n + ")", blocking.setLimit("add", Math.min(n, MAX_PERMITS)));
         listeners.limitChanged(c.oldLimit(), c.newLimit());
         return c.newLimit() - c.oldLimit();
     }
@@ -710,7 +769,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     public long reducePermits(long n) {
         Checks.nonNegative("reducePermits: n", n);
         Protocol.LimitChange c = sync("reducePermits(" + n + ")",
-                protocol.setLimit("reduce", Math.min(n, MAX_PERMITS)));
+                blocking.setLimit("reduce", Math.min(n, MAX_PERMITS)));
         listeners.limitChanged(c.oldLimit(), c.newLimit());
         return c.oldLimit() - c.newLimit();
     }
@@ -719,7 +778,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public void close() {
-        boolean closedNow = sync("close()", protocol.close());
+        boolean closedNow = sync("close()", blocking.close());
         sawClosed();
         // Redis removed every queued acquire of every process; fail ours now rather than on the message.
         for (Pending<?> p : waiting.values()) {
@@ -791,7 +850,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     // ---------------------------------------------------------------- queries
 
     Protocol.Status status() {
-        Protocol.Status s = sync("status", protocol.status());
+        Protocol.Status s = sync("status", blocking.status());
         ceiling = s.max();
         last = s;
         if (s.closed()) {

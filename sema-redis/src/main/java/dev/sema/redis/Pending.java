@@ -29,6 +29,13 @@ final class Pending<T> {
     /** Its JFR wait, if a recording wanted one when it was sent. */
     WaitEvent jfr;
     private volatile boolean everQueued;
+    /**
+     * A blocking caller's first ACQUIRE reply, completed on the I/O thread, which that caller handles
+     * itself (LettuceSemaphore's L8); null once taken, and for every other request.
+     */
+    java.util.concurrent.CompletableFuture<Protocol.Acquired> firstReply;
+    /** When that ACQUIRE was sent (nanoTime). */
+    long firstSent;
 
     Pending(LettuceSemaphore semaphore, String id, long permits, boolean idle) {
         this.semaphore = semaphore;

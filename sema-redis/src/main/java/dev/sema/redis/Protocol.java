@@ -23,6 +23,8 @@ final class Protocol {
     private final String initLimit;
     private final String initMax;
     private final String initIdle;
+    /** Whether replies complete on the connection's I/O thread (see {@link #forBlockingCallers()}). */
+    private final boolean direct;
 
     /**
      * @param initLimit the limit to create a missing semaphore with, or "" to report it missing
@@ -38,6 +40,27 @@ final class Protocol {
         this.initLimit = initLimit;
         this.initMax = initMax;
         this.initIdle = initIdle;
+        this.direct = false;
+    }
+
+    private Protocol(Protocol p, boolean direct) {
+        this.owner = p.owner;
+        this.describe = p.describe;
+        this.keys = p.keys;
+        this.initLimit = p.initLimit;
+        this.initMax = p.initMax;
+        this.initIdle = p.initIdle;
+        this.direct = direct;
+    }
+
+    /**
+     * The same calls, for a caller that blocks on the reply: it completes on the connection's I/O thread
+     * (decoding is its only dependent, and the waiting thread goes on from there), with no hop to another
+     * thread and no timer of its own (the caller waits within the command timeout). Never for a reply that
+     * others react to: their code would run on the I/O thread.
+     */
+    Protocol forBlockingCallers() {
+        return new Protocol(this, true);
     }
 
     // ---------------------------------------------------------------- replies
@@ -166,7 +189,7 @@ final class Protocol {
         all[1] = initMax;
         all[2] = initIdle;
         System.arraycopy(args, 0, all, 3, args.length);
-        return owner.eval(script, keys, all);
+        return owner.eval(script, keys, all, direct);
     }
 
     private CompletableFuture<List<Object>> call(Script script, String... args) {

@@ -491,9 +491,10 @@ public final class RedisSemaphores implements AutoCloseable {
 
     /**
      * Runs {@code script} (EVALSHA, EVAL on NOSCRIPT); the future completes on a virtual thread, within
-     * the command timeout.
+     * the command timeout, or with {@code direct} on the I/O thread that read the reply, with no timeout of
+     * its own: only for a caller that waits for it with a timeout (see Protocol.forBlockingCallers).
      */
-    CompletableFuture<List<Object>> eval(Script script, String[] keys, String[] args) {
+    CompletableFuture<List<Object>> eval(Script script, String[] keys, String[] args, boolean direct) {
         CompletableFuture<List<Object>> result = new CompletableFuture<>();
         try {
             RedisFuture<List<Object>> first = commands.evalsha(script.sha(), ScriptOutputType.MULTI, keys, args);
@@ -502,19 +503,21 @@ public final class RedisSemaphores implements AutoCloseable {
                     try {
                         RedisFuture<List<Object>> second = commands.eval(script.source(), ScriptOutputType.MULTI,
                                 keys, args);
-                        second.whenComplete((v, f) -> deliver(result, v, f));
+                        second.whenComplete((v, f) -> deliver(result, v, f, direct));
                     } catch (RuntimeException e) {
-                        deliver(result, null, e);
+                        deliver(result, null, e, direct);
                     }
                 } else {
-                    deliver(result, value, failure);
+                    deliver(result, value, failure, direct);
                 }
             });
         } catch (RuntimeException e) {
-            deliver(result, null, e);
+            deliver(result, null, e, direct);
         }
-        failAfter(result, commandTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(200),
-                () -> new TimeoutException("no reply within " + commandTimeout));
+        if (!direct) {
+            failAfter(result, commandTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(200),
+                    () -> new TimeoutException("no reply within " + commandTimeout));
+        }
         return result;
     }
 
@@ -560,14 +563,20 @@ public final class RedisSemaphores implements AutoCloseable {
         return result;
     }
 
-    private void deliver(CompletableFuture<List<Object>> result, List<Object> value, Throwable failure) {
-        execute(() -> {
+    private void deliver(CompletableFuture<List<Object>> result, List<Object> value, Throwable failure,
+            boolean direct) {
+        Runnable complete = () -> {
             if (failure != null) {
                 result.completeExceptionally(unwrap(failure));
             } else {
                 result.complete(value);
             }
-        });
+        };
+        if (direct) {
+            complete.run();
+        } else {
+            execute(complete);
+        }
     }
 
     void execute(Runnable task) {

@@ -172,7 +172,7 @@ class RedisSentinelTest {
         sentinels.clear();
         servers.clear();
         long with = overGrantedAcrossAFailover(true);
-        System.out.printf("failover: %d permits over-granted without replicas(), %d with replicas(1, 300ms)%n", without,
+        System.out.printf("failover: %d permits over-granted without replicas(), %d with replicas(1, 1s)%n", without,
                 with);
         assertThat(without).as("without replicas(), the unreplicated grants were lost").isEqualTo(5);
         assertThat(with).as("with replicas(), nothing").isZero();
@@ -195,7 +195,7 @@ class RedisSentinelTest {
             RedisCommands<String, String> onReplica = c.sync();
             awaitTrue("the replica in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
             RedisSemaphore.Builder builder = first.semaphore("failover").permits(10).lease(Duration.ofSeconds(60));
-            RedisSemaphore s = (durable ? builder.replicas(1, Duration.ofMillis(300)) : builder).build();
+            RedisSemaphore s = (durable ? builder.replicas(1, Duration.ofSeconds(1)) : builder).build();
             RedisSemaphore other = second.semaphore("failover").build();
             List<Permit> held = new ArrayList<>();
             held.add(s.acquire(2));

@@ -3,30 +3,25 @@
 -- Replies: {'GRANTED', token} | {'QUEUED'} | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}
 local id, cid, permits, lease, ttl, mode =
     ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local err = load_meta()
-if err then
-  return err
-end
--- Fast path: open, nobody queued (so id is not queued, S3), nothing due (S4), no idle expiry to set, and
--- enough free. HSETNX writes the grant and tells a replay (id held already) in one command; a replay,
+-- Fast path: open, nobody queued (so id is not queued, S3), no idle expiry to set, enough free, and
+-- nothing due (S4). HSETNX writes the grant and tells a replay (id held already) in one command; a replay,
 -- like every other case, goes on to the full path.
-if mode ~= 'idle' and M.closed == 0 and M.qlen == 0 and M.idle == 0 and permits > 0 and permits <= M.max
-    and M.limit - M.used >= permits and now() < M.due then
-  local f = math.max(M.fence + 1, NOW_US)
-  if redis.call('HSETNX', K_HOLD, id, fmt(permits) .. '|' .. fmt(f) .. '|' .. cid) == 1 then
+if mode ~= 'idle' and closed == 0 and qlen == 0 and idle == 0 and permits > 0 and permits <= max
+    and limit - used >= permits then
+  local t = redis.call('TIME')
+  NOW_MS = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  NOW_US = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local tok = math.max(fence + 1, NOW_US)
+  if NOW_MS < due and redis.call('HSETNX', K_HOLD, id, struct.pack('<dd', permits, tok) .. cid) == 1 then
     local d = NOW_MS + lease
     redis.call('ZADD', K_LEASE, d, id)
-    set('fence', f)
-    set('used', M.used + permits)
-    if d < M.due then
-      set('due', d) -- S4
-    end
-    save_meta()
-    return {'GRANTED', fmt(f)}
+    redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, used + permits, tok, seq, closed, idle,
+        math.min(due, d), qlen), 'KEEPTTL') -- S4: due no later than the new lease
+    return {'GRANTED', tok}
   end
 end
 --@common
-err = begin(id)
+local err = begin(id)
 if err then
   return err
 end

@@ -3,14 +3,17 @@
 -- The fast paths use only the prelude's few functions, because defining this file's functions costs
 -- Redis more than an uncontended acquire or release does itself.
 --
--- KEYS: 1 meta (HASH), 2 holders (HASH grantId -> 'permits|token|clientId'), 3 leases (ZSET grantId ->
+-- KEYS: 1 meta (STRING), 2 holders (HASH grantId -> permits, token, clientId), 3 leases (ZSET grantId ->
 -- lease deadline in server ms), 4 queue (ZSET waiterId -> arrival seq), 5 waiters (HASH waiterId ->
 -- 'permits|clientId|leaseMs|kind', kind 'a' = acquire, 'i' = awaitIdle), 6 wlive (ZSET waiterId ->
 -- liveness deadline in server ms). All share the hash tag {name}.
 -- ARGV[1], ARGV[2], ARGV[3]: limit, ceiling and idle expiry (ms, '0' = never) to create the semaphore
 -- with if its meta key is missing ('' = do not create). The operation's own arguments start at ARGV[4].
--- meta fields: ver (schema '2'), limit, max, used, fence (last token), seq (last queue seq), closed,
--- idle (ms), due (see S4), qlen (see S3).
+-- meta (a STRING, binary): struct '<Bddddddddd', the schema version 3, then the limit, the ceiling, the
+-- permits held (used), the last token (fence), the last queue seq, closed (0|1), the idle expiry (ms, 0 =
+-- never), due (see S4) and qlen (see S3). Binary, read and written in C by Redis's struct library, because
+-- one GET and one SET without decimal parsing and formatting cost Redis the least; STATUS reports it.
+-- holders values are binary too: struct '<dd' (permits, token) followed by the clientId.
 --
 -- Invariants kept by every script:
 --  S1: used == sum of the permits in holders; one lease per holder; 0 <= limit <= max.
@@ -31,11 +34,43 @@
 -- expires 'idle' ms after the last lease or waiter deadline still ahead (now, when nobody holds or
 -- waits), so a semaphore left alone, or whose holders all died, disappears with all its keys at once.
 --
--- Defined in prelude.lua: the keys, now(), set(), fmt(), load_meta(), save_meta() and the state M.
+-- Defined in prelude.lua: the keys, the meta value's format and the meta fields, read into locals.
 
+local PREFIX = string.sub(K_META, 1, -5) -- 'sem:{name}:'
+local REAP_BATCH = 64
+local M = nil -- the meta fields, copied from the prelude's locals by begin()
+local dirty = false -- whether this script changed M, written back by save_meta()
 local notices = {}
 local notice_order = {}
 local SELF = nil -- the id the caller asked about: it learns its outcome from the reply, not a message
+
+local function fmt(n)
+  return string.format('%.0f', n)
+end
+
+-- Only the server's clock: deadlines are server ms, tokens have a server us floor. Read once, when
+-- first needed (S5; a fast path may have read it already).
+local function now()
+  if not NOW_MS then
+    local time = redis.call('TIME')
+    NOW_MS = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    NOW_US = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  end
+  return NOW_MS
+end
+
+local function set(field, value)
+  M[field] = value
+  dirty = true
+end
+
+-- Writes the meta value back if this script changed it (KEEPTTL: an idle expiry set on it stays).
+local function save_meta()
+  if dirty or CREATED then
+    redis.call('SET', K_META, struct.pack(META, VERSION, M.limit, M.max, M.used, M.fence, M.seq, M.closed,
+        M.idle, M.due, M.qlen), 'KEEPTTL')
+  end
+end
 
 -- Keeps S4 for a deadline just stored.
 local function deadline_set(d)
@@ -109,12 +144,13 @@ end
 local function next_fence()
   local f = peek_fence()
   set('fence', f)
-  return fmt(f)
+  return f
 end
 
+-- Returns permits, token, clientId.
 local function parse_holder(h)
-  local p, tok, cid = string.match(h, '^(%d+)|(%d+)|(.*)$')
-  return tonumber(p), tok, cid
+  local p, tok = struct.unpack('<dd', h)
+  return p, tok, string.sub(h, 17)
 end
 
 local function parse_waiter(w)
@@ -130,7 +166,7 @@ local function holder_added(id, p, deadline)
 end
 
 local function add_holder(id, p, tok, cid, deadline)
-  redis.call('HSET', K_HOLD, id, fmt(p) .. '|' .. tok .. '|' .. cid)
+  redis.call('HSET', K_HOLD, id, struct.pack('<dd', p, tok) .. cid)
   holder_added(id, p, deadline)
 end
 
@@ -244,24 +280,19 @@ local function grant_loop()
         remove_waiter(head)
         local tok = next_fence()
         add_holder(head, p, tok, cid, NOW_MS + lease)
-        notify(cid, head, 'G ' .. head .. ' ' .. tok)
+        notify(cid, head, 'G ' .. head .. ' ' .. fmt(tok))
       end
     end
   end
 end
 
--- Loads the state (unless a fast path did), reaps, and serves the queue; returns an error reply, or nil
--- to go on. A script
--- that may leave the clock unread (S5) passes lazy: it reaps and serves only when someone is queued
--- or the semaphore expires when idle, the cases in which it reads the clock anyway.
+-- Takes the state the prelude read, reaps, and serves the queue; returns nil (errors are the prelude's).
+-- A script that may leave the clock unread (S5) passes lazy: it reaps and serves only when someone is
+-- queued or the semaphore expires when idle, the cases in which it reads the clock anyway.
 local function begin(self_id, lazy)
   SELF = self_id
-  if not M then
-    local err = load_meta()
-    if err then
-      return err
-    end
-  end
+  M = {limit = limit, max = max, used = used, fence = fence, seq = seq, closed = closed, idle = idle,
+       due = due, qlen = qlen}
   if not lazy or M.qlen > 0 or M.idle > 0 then
     reap()
     grant_loop()

@@ -1,106 +1,79 @@
--- First part of every sema-redis script: the keys, the server clock, and the meta hash read with one
--- HMGET and written back with one HSET. The fast paths of ACQUIRE and RELEASE need nothing more; the
--- keys, the meta fields and the invariants S1-S5 every script keeps are described in common.lua.
+-- First part of every sema-redis script: the keys, the server clock, and the meta value, read with one GET
+-- and written back with one SET, both in binary (Redis's struct library, C code): no decimal parsing or
+-- formatting. The fast paths of ACQUIRE and RELEASE need nothing more; the keys, the meta value and the
+-- invariants S1-S5 every script keeps are described in common.lua.
 
 local K_META, K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local PREFIX = string.sub(K_META, 1, -5) -- 'sem:{name}:'
-local VERSION = '2'
-local REAP_BATCH = 64
+local VERSION = 3
+local META = '<Bddddddddd' -- version, then limit, max, used, fence, seq, closed, idle, due, qlen
+local META_SIZE = 73
 local NEVER = 9007199254740991 -- 2^53 - 1: 'due' when no deadline is stored
 
 local NOW_MS, NOW_US = nil, nil
-local M = nil
-local dirty = {} -- meta fields changed by this script, written back once by save_meta()
+local CREATED = false -- this script created the semaphore (its meta is written even if nothing else changes)
+-- The meta fields, as numbers (integers below 2^53, exact in a Lua double).
+local limit, max, used, fence, seq, closed, idle, due, qlen
 
-local function fmt(n)
-  return string.format('%.0f', n)
-end
-
--- Only the server's clock: deadlines are server ms, tokens have a server us floor. Read once, when
--- first needed (S5).
-local function now()
-  if not NOW_MS then
-    local time = redis.call('TIME')
-    NOW_MS = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    NOW_US = tonumber(time[1]) * 1000000 + tonumber(time[2])
-  end
-  return NOW_MS
-end
-
-local function set(field, value)
-  M[field] = value
-  dirty[field] = true
-end
-
-local function corrupt(why)
-  return {'ERR_CORRUPT', K_META .. ' ' .. why}
-end
-
-local ALL_FIELDS = {'limit', 'max', 'used', 'fence', 'seq', 'closed', 'idle', 'due', 'qlen'}
-
--- One HMGET reads the whole state and checks the schema; TYPE and EXISTS run only when it finds no
--- semaphore (a wrong type, a missing key).
-local function load_meta()
-  local v = redis.pcall('HMGET', K_META, 'ver', 'limit', 'max', 'used', 'fence', 'seq', 'closed', 'idle',
-      'due', 'qlen')
-  if v.err then
-    return corrupt('is a ' .. redis.call('TYPE', K_META)['ok'] .. ', not a hash')
-  end
-  if not v[1] then
-    if redis.call('EXISTS', K_META) == 1 then
-      return corrupt('has no schema version')
+-- Reads the meta value: one GET, which also checks the schema. Creates the semaphore when the key is
+-- missing and the caller gave its limit; upgrades schemas 1 and 2 (a hash, holders in decimal) in place.
+-- Inline, not a function: a fast path that returns early defines no function at all.
+do
+  local v = redis.pcall('GET', K_META)
+  local err = nil
+  if type(v) == 'string' then
+    if #v == META_SIZE and string.byte(v) == VERSION then
+      local _
+      _, limit, max, used, fence, seq, closed, idle, due, qlen = struct.unpack(META, v)
+    elseif #v > 0 and string.byte(v) < 32 then
+      err = 'has schema version ' .. string.byte(v) .. ', expected ' .. VERSION
+    else
+      err = 'does not hold a semaphore: ' .. string.sub(v, 1, 60)
     end
-    if ARGV[1] == '' then
-      return {'ERR_MISSING'}
+  elseif v then -- an error reply: the key holds another type
+    local kind = redis.call('TYPE', K_META)['ok']
+    if kind ~= 'hash' then
+      err = 'is a ' .. kind .. ', not a semaphore'
+    else
+      local h = redis.call('HMGET', K_META, 'ver', 'limit', 'max', 'used', 'fence', 'seq', 'closed', 'idle')
+      if h[1] ~= '1' and h[1] ~= '2' then
+        err = 'has schema version ' .. tostring(h[1] or 'none') .. ', expected ' .. VERSION
+      else
+        local fields = {'limit', 'max', 'used', 'fence', 'seq', 'closed'}
+        for i, f in ipairs(fields) do
+          if not err and not tonumber(h[i + 1]) then
+            err = 'field ' .. f .. ' is missing or not a number'
+          end
+        end
+        if not err then
+          -- Schema 1 kept no due and no qlen: derive them (S3, S4). A client of an older schema now finds
+          -- a string and refuses, rather than serve the queue out of order.
+          limit, max, used = tonumber(h[2]), tonumber(h[3]), tonumber(h[4])
+          fence, seq, closed = tonumber(h[5]), tonumber(h[6]), tonumber(h[7])
+          idle, due, qlen = tonumber(h[8]) or 0, 0, redis.call('ZCARD', K_QUEUE)
+          redis.call('DEL', K_META)
+          -- Their holders values were 'permits|token|clientId': rewrite them in binary, once.
+          local hv = redis.call('HGETALL', K_HOLD)
+          for i = 1, #hv, 2 do
+            local p, tok, hcid = string.match(hv[i + 1], '^(%d+)|(%d+)|(.*)$')
+            if p then
+              redis.call('HSET', K_HOLD, hv[i], struct.pack('<dd', tonumber(p), tonumber(tok)) .. hcid)
+            end
+          end
+          CREATED = true
+        end
+      end
     end
-    M = {limit = tonumber(ARGV[1]), max = tonumber(ARGV[2]), used = 0, fence = 0, seq = 0, closed = 0,
-         idle = tonumber(ARGV[3]) or 0, due = NEVER, qlen = 0}
-    for _, f in ipairs(ALL_FIELDS) do
-      dirty[f] = true
-    end
-    dirty.ver = true
+  elseif ARGV[1] == '' then
+    return {'ERR_MISSING'}
+  else
+    limit, max, used, fence, seq, closed, idle, due, qlen =
+        tonumber(ARGV[1]), tonumber(ARGV[2]), 0, 0, 0, 0, tonumber(ARGV[3]) or 0, NEVER, 0
+    CREATED = true
     -- The rest of the state went with the meta key (a restart without persistence, a deleted key):
     -- start clean so that S1 and S3 hold. Holders learn on their next renewal.
     redis.call('DEL', K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE)
-    return nil
   end
-  if v[1] ~= VERSION and v[1] ~= '1' then
-    return corrupt('has schema version ' .. tostring(v[1]) .. ', expected ' .. VERSION)
-  end
-  M = {limit = tonumber(v[2]), max = tonumber(v[3]), used = tonumber(v[4]), fence = tonumber(v[5]),
-       seq = tonumber(v[6]), closed = tonumber(v[7]), idle = tonumber(v[8]) or 0, due = tonumber(v[9]),
-       qlen = tonumber(v[10])}
-  if not (M.limit and M.max and M.used and M.fence and M.seq and M.closed) then
-    for _, f in ipairs({'limit', 'max', 'used', 'fence', 'seq', 'closed'}) do
-      if M[f] == nil then
-        return corrupt('field ' .. f .. ' is missing or not a number')
-      end
-    end
-  end
-  if v[1] == '1' then
-    -- Schema 1 had no due and no qlen: derive them (S3, S4) and mark the semaphore as schema 2, which
-    -- a client that knows only schema 1 refuses rather than serve the queue out of order.
-    set('qlen', redis.call('ZCARD', K_QUEUE))
-    set('due', 0)
-    dirty.ver = true
-  elseif M.due == nil or M.qlen == nil then
-    return corrupt('field due or qlen is missing or not a number')
-  end
-  return nil
-end
-
-local function save_meta()
-  local args = {}
-  if dirty.ver then
-    args[1], args[2] = 'ver', VERSION
-  end
-  for _, f in ipairs(ALL_FIELDS) do
-    if dirty[f] then
-      args[#args + 1] = f
-      args[#args + 1] = fmt(M[f])
-    end
-  end
-  if #args > 0 then
-    redis.call('HSET', K_META, unpack(args))
+  if err then
+    return {'ERR_CORRUPT', K_META .. ' ' .. err}
   end
 end

@@ -3,23 +3,20 @@
 -- recognisable: grantId gone and remainderId held. With nobody queued it reads no clock (S5).
 -- Replies: {'OK'} | {'NOT_HELD'}
 local id, rest_id, k = ARGV[4], ARGV[5], tonumber(ARGV[6])
-local err = load_meta()
-if err then
-  return err
-end
 -- Fast path: a whole grant, nobody to serve, no idle expiry to set: no clock, no scan (S5).
-if rest_id == '' and M.qlen == 0 and M.idle == 0 then
+if rest_id == '' and qlen == 0 and idle == 0 then
   local h = redis.call('HGET', K_HOLD, id)
   if h then
     redis.call('HDEL', K_HOLD, id)
     redis.call('ZREM', K_LEASE, id)
-    set('used', M.used - tonumber(string.match(h, '^(%d+)|')))
-    save_meta()
+    local rest = used - struct.unpack('<d', h)
+    local meta = struct.pack(META, VERSION, limit, max, rest, fence, seq, closed, idle, due, qlen)
+    redis.call('SET', K_META, meta, 'KEEPTTL')
     return {'OK'}
   end
 end
 --@common
-err = begin(nil, true)
+local err = begin(nil, true)
 if err then
   return err
 end

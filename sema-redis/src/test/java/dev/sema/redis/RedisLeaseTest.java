@@ -73,7 +73,7 @@ class RedisLeaseTest extends RedisTestSupport {
      */
     private void expireNow(String grantId) {
         redis.zadd("sem:{" + name + "}:leases", 1, grantId);
-        redis.hset("sem:{" + name + "}:meta", "due", "1");
+        setMetaField("due", 1);
     }
 
     @Test

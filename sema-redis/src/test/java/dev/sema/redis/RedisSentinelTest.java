@@ -135,7 +135,7 @@ class RedisSentinelTest {
 
             RedisSemaphore s = fleet.semaphore("sentinel").permits(3).lease(Duration.ofSeconds(30)).build();
             RedisPermit held = (RedisPermit) s.acquire(2);
-            awaitTrue("the grant replicated", () -> "2".equals(onReplica.hget("sem:{sentinel}:meta", "used")));
+            awaitTrue("the grant replicated", () -> Long.valueOf(2).equals(RedisTestSupport.metaField(onReplica, "sentinel", "used")));
 
             primary.stop(); // the primary dies; the sentinels promote the replica
             awaitTrue("the replica promoted", () -> onReplica.info("replication").contains("role:master"));
@@ -152,7 +152,7 @@ class RedisSentinelTest {
             }
             held.close();
             awaitTrue("all back", () -> s.availablePermits() == 3);
-            assertThat(onReplica.hget("sem:{sentinel}:meta", "used")).isEqualTo("0");
+            assertThat(RedisTestSupport.metaField(onReplica, "sentinel", "used")).isZero();
         } finally {
             inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
@@ -199,7 +199,7 @@ class RedisSentinelTest {
             RedisSemaphore other = second.semaphore("failover").build();
             List<Permit> held = new ArrayList<>();
             held.add(s.acquire(2));
-            awaitTrue("the first grant replicated", () -> "2".equals(onReplica.hget("sem:{failover}:meta", "used")));
+            awaitTrue("the first grant replicated", () -> Long.valueOf(2).equals(RedisTestSupport.metaField(onReplica, "failover", "used")));
 
             // Cut the replica's link and keep it from coming back (its handshake now fails on a password the
             // primary does not have), so that it misses what follows before the primary dies.

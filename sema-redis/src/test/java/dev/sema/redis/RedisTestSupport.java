@@ -116,22 +116,19 @@ abstract class RedisTestSupport {
     /** {@link #checkInvariants(String)} through {@code redis}: a standalone or a cluster connection. */
     static void checkInvariants(RedisClusterCommands<String, String> redis, String semaphore) {
         String p = "sem:{" + semaphore + "}:";
-        Map<String, String> meta = redis.hgetall(p + "meta");
-        long limit = Long.parseLong(meta.get("limit"));
-        long max = Long.parseLong(meta.get("max"));
-        long used = Long.parseLong(meta.get("used"));
+        Map<String, Long> meta = meta(redis, semaphore);
+        long limit = meta.get("limit");
+        long max = meta.get("max");
+        long used = meta.get("used");
         assertThat(limit).as("limit").isBetween(0L, max);
-        long sum = 0;
-        for (String h : redis.hgetall(p + "holders").values()) {
-            sum += Long.parseLong(h.substring(0, h.indexOf('|')));
-        }
+        long sum = heldPermits(redis, semaphore).stream().mapToLong(Long::longValue).sum();
         assertThat(used).as("used == sum of holders").isEqualTo(sum);
         assertThat(redis.zcard(p + "leases")).as("one lease per holder").isEqualTo(redis.hlen(p + "holders"));
         long queued = redis.zcard(p + "queue");
         assertThat(redis.hlen(p + "waiters")).as("waiters").isEqualTo(queued);
         assertThat(redis.zcard(p + "wlive")).as("wlive").isEqualTo(queued);
-        assertThat(Long.parseLong(meta.get("qlen"))).as("qlen == queue length (S3)").isEqualTo(queued);
-        long due = Long.parseLong(meta.get("due"));
+        assertThat(meta.get("qlen")).as("qlen == queue length (S3)").isEqualTo(queued);
+        long due = meta.get("due");
         for (String z : List.of("leases", "wlive")) {
             List<ScoredValue<String>> first = redis.zrangeWithScores(p + z, 0, 0);
             if (!first.isEmpty()) {
@@ -177,5 +174,43 @@ abstract class RedisTestSupport {
             }
         }
         return calls;
+    }
+
+    /** The fields of a semaphore's meta value, in order (common.lua: struct '<Bddddddddd'). */
+    static final List<String> META_FIELDS = List.of("ver", "limit", "max", "used", "fence", "seq", "closed", "idle",
+            "due", "qlen");
+
+    /** Semaphore {@code semaphore}'s meta fields by name, read through {@code r}; empty when it has none. */
+    static Map<String, Long> meta(RedisClusterCommands<String, String> r, String semaphore) {
+        List<Object> v = r.eval("local v = redis.call('GET', KEYS[1]) if not v then return {} end"
+                + " return {struct.unpack('<Bddddddddd', v)}", io.lettuce.core.ScriptOutputType.MULTI,
+                "sem:{" + semaphore + "}:meta");
+        Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < META_FIELDS.size() && i < v.size(); i++) {
+            m.put(META_FIELDS.get(i), (Long) v.get(i));
+        }
+        return m;
+    }
+
+    /** One field of semaphore {@code semaphore}'s meta value through {@code r}, or null without one. */
+    static Long metaField(RedisClusterCommands<String, String> r, String semaphore, String field) {
+        return meta(r, semaphore).get(field);
+    }
+
+    /** The permits of each grant in semaphore {@code semaphore}'s holders (values: struct '<dd' then the client). */
+    static List<Long> heldPermits(RedisClusterCommands<String, String> r, String semaphore) {
+        return r.eval("local out = {} for _, v in ipairs(redis.call('HVALS', KEYS[1])) do"
+                + " out[#out + 1] = struct.unpack('<d', v) end return out", io.lettuce.core.ScriptOutputType.MULTI,
+                "sem:{" + semaphore + "}:holders");
+    }
+
+    /** Changes one field of the meta value, as a client from outside would (tests only). */
+    void setMetaField(String field, long value) {
+        int i = META_FIELDS.indexOf(field);
+        redis.eval("local f = {struct.unpack('<Bddddddddd', redis.call('GET', KEYS[1]))}"
+                + " f[tonumber(ARGV[1])] = tonumber(ARGV[2])"
+                + " redis.call('SET', KEYS[1], struct.pack('<Bddddddddd', unpack(f, 1, 10)), 'KEEPTTL')",
+                io.lettuce.core.ScriptOutputType.STATUS, new String[] {"sem:{" + name + "}:meta"},
+                Integer.toString(i + 1), Long.toString(value));
     }
 }

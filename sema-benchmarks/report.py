@@ -319,6 +319,31 @@ def redis_targets(doc):
         v = per_op(w["issued"], w["ops"])
         out.append(("R", f"RedisComparison: Sema uncontended {label}",
                     f"{v:.2f} round trips (claim: 1)", "yes" if abs(v - 1) < 0.005 else "no"))
+    impls = doc["implementations"]
+    S, R = impls.get("SEMA"), impls.get("REDISSON")
+    if not S or not R:
+        return out
+    try:
+        pair = S["roundTrips"]["acquireRelease"]
+        cmds = per_op(pair["executed"], pair["ops"])
+        out.append(("R", "RedisComparison: Redis commands per uncontended acquire + release",
+                    f"Sema {cmds:.1f} (target ≤ 12)", "yes" if cmds <= 12.05 else "no"))
+        sm = script_micros(S["uncontended"], S["uncontended"].get("ops"))
+        rm = script_micros(R["uncontended"], R["uncontended"].get("ops"))
+        out.append(("R", "RedisComparison: Redis time in scripts per uncontended acquire + release",
+                    f"Sema ÷ Redisson = {ratio(sm, rm)} (target ≤ 1.00)", "yes" if sm <= rm else "no"))
+        for key, label in (("uncontended", "uncontended, 1 thread"),
+                           ("contended", f"contended, {S['contended']['threads']} threads, limit "
+                                         f"{S['contended']['permits']}")):
+            a, b = mean(S[key]["opsPerSecond"]), mean(R[key]["opsPerSecond"])
+            out.append(("R", f"RedisComparison: throughput, {label}",
+                        f"Sema ÷ Redisson = {ratio(a, b)} (target ≥ 1.20)", "yes" if a >= 1.2 * b else "no"))
+        for k in ("p50", "p99"):
+            a, b = S["wakeup"]["latencyMicros"][k], R["wakeup"]["latencyMicros"][k]
+            out.append(("R", f"RedisComparison: wake-up latency {k}",
+                        f"Sema ÷ Redisson = {ratio(a, b)} (target ≤ 1.00)", "yes" if a <= b else "no"))
+    except (KeyError, TypeError):
+        pass
     return out
 
 

@@ -21,16 +21,26 @@
  * {@code expireWhenIdle} (see {@link dev.sema.redis.RedisSemaphore.Builder}).
  *
  * <h2>Design</h2>
- * <p>Semaphore {@code N} is six keys sharing the hash tag {@code {N}}: {@code sem:{N}:meta} (a hash:
- * limit, ceiling, permits used, last fencing token, queue counter, closed flag, schema version),
- * {@code holders} (grant id to permits, token and owner), {@code leases} (grant id to lease deadline),
- * {@code queue} (waiter id in arrival order), {@code waiters} (waiter id to request) and {@code wlive}
- * (waiter id to liveness deadline). Every operation is one Lua script, atomic in Redis: ACQUIRE,
- * RELEASE, SPLIT, MERGE, FORGET, CANCEL, RENEW, SET_LIMIT, CLOSE and STATUS. Each begins by ending
- * expired leases and dead waiters (at most 64 of each per call) and serving the queue, so a crashed
- * process's permits come back through the next script of anyone, and the waiters' own heartbeats make
- * sure there is one. Deadlines are taken from Redis's {@code TIME} only; a client measures durations
- * with {@code System.nanoTime()} and never compares its clock with Redis's.
+ * <p>Semaphore {@code N} is six keys sharing the hash tag {@code {N}}: {@code sem:{N}:meta} (one binary
+ * string, schema version 3: limit, ceiling, permits used, last fencing token, queue counter, closed flag,
+ * idle expiry, the next deadline and the queue length), {@code holders} (grant id to permits, token and
+ * owner), {@code leases} (grant id to lease deadline), {@code queue} (waiter id in arrival order),
+ * {@code waiters} (waiter id to request) and {@code wlive} (waiter id to liveness deadline). Every
+ * operation is one Lua script, atomic in Redis: ACQUIRE, RELEASE, SPLIT, MERGE, FORGET, CANCEL, RENEW,
+ * SET_LIMIT, CLOSE and STATUS. Expired leases and dead waiters are ended (at most 64 of each per call) by
+ * the next script that finds the stored next deadline reached, and the queue is served by every script
+ * that finds it non-empty, so a crashed process's permits come back through the next script of anyone,
+ * and the waiters' own heartbeats make sure there is one. Deadlines are taken from Redis's {@code TIME}
+ * only; a client measures durations with {@code System.nanoTime()} and never compares its clock with
+ * Redis's.
+ *
+ * <p>What one operation costs Redis is the fleet's budget, so the common cases are short: an uncontended
+ * ACQUIRE reads the meta value, the clock, writes the grant, its lease and the meta value (6 commands,
+ * EVALSHA included); a RELEASE with nobody queued reads the meta value and the grant, deletes the grant and
+ * its lease and writes the meta value, without reading the clock (6). These fast paths run before the
+ * shared functions of {@code common.lua} are even defined. A semaphore of an older schema (1 or 2, a hash)
+ * is upgraded in place by the first script that meets it; a client of that older schema then refuses it
+ * with a clear error rather than serve the queue out of order.
  *
  * <p>The queue is served in strict FIFO order inside Redis: a release hands the permits to the waiters
  * that fit and sends one message to each process that was granted (channel
@@ -42,18 +52,22 @@
  * while queued and the grant once held, and every script is idempotent per id, because Lettuce re-sends
  * a command that was in flight when its connection dropped. Operations that change what a grant holds
  * (releasing part, split, merge) move it to a fresh grant id, so that a re-sent script sees it already
- * ran. A grant that races with a cancellation is released by CANCEL itself (WAS_GRANTED_RELEASED), and a
- * wake-up for a request this process no longer waits for is cancelled at once.
+ * ran. A grant that races with a cancellation is released by CANCEL itself (WAS_GRANTED_RELEASED); a
+ * wake-up for a request this process has settled already (granted by a heartbeat's reply, or withdrawn
+ * with its CANCEL sent) is ignored. A grant pushed by a wake-up message is renewed on the usual schedule,
+ * from a conservative estimate of when Redis set its lease: no extra RENEW.
  *
  * <h2>Where this differs from the starting design</h2>
  * <ul>
- *   <li>One script per operation, each the shared head {@code common.lua} followed by its own part,
- *       loaded with EVALSHA and an EVAL fallback on NOSCRIPT (no Redis Functions, so Redis 6.2 works).
+ *   <li>One script per operation: {@code prelude.lua} (the meta value, read and written with Redis's
+ *       {@code struct} library), the operation's fast path, the shared {@code common.lua}, then the rest of
+ *       the operation; loaded with EVALSHA and an EVAL fallback on NOSCRIPT (no Redis Functions, so Redis
+ *       6.2 works).
  *   <li>STATUS ends expired leases and serves the queue like every other script, so counts include
  *       permits that came back by expiry; it therefore runs on the master, not on replicas.
  *   <li>No safety {@code PEXPIRE} on the keys by default: entries leave as leases and waiters end, and the
- *       meta hash is the semaphore's persistent configuration. With
- *       {@link dev.sema.redis.RedisSemaphore.Builder#expireWhenIdle} (stored in the meta hash at creation),
+ *       meta value is the semaphore's persistent configuration. With
+ *       {@link dev.sema.redis.RedisSemaphore.Builder#expireWhenIdle} (stored in the meta value at creation),
  *       every script ends by setting each key to expire that long after the last lease or waiter deadline
  *       still ahead, so a semaphore nobody holds or waits on disappears whole.
  *   <li>A request above the current limit but within the ceiling waits (no ERR_EXCEEDS_LIMIT), as

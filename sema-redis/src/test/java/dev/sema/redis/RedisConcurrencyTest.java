@@ -124,4 +124,97 @@ class RedisConcurrencyTest extends RedisTestSupport {
         assertThat(acquiredEvents.get() + rejectedEvents.get()).as("one event per request").isEqualTo(8 * 60);
         assertThat(permitsReleased.get()).as("permits released").isEqualTo(permitsGranted.get());
     }
+
+    /**
+     * Blocking acquires interrupted at random moments, before, while and after their first reply arrives (a
+     * blocking caller handles that reply itself, and hands it to another thread when it stops waiting first):
+     * every request ends one way, the limit holds, and everything is back at the end.
+     */
+    @Test
+    void interruptsRacingBlockingAcquiresLoseNothing() throws Exception {
+        long limit = 3;
+        RedisSemaphore sa = build(a, limit);
+        RedisSemaphore sb = build(b, limit);
+        long seed = System.nanoTime();
+        System.out.println("RedisConcurrencyTest interrupts seed " + seed);
+        AtomicLong inUse = new AtomicLong();
+        AtomicLong maxSeen = new AtomicLong();
+        AtomicLong granted = new AtomicLong();
+        AtomicLong interrupted = new AtomicLong();
+        java.util.concurrent.ScheduledExecutorService interrupter =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        try {
+            for (int t = 0; t < 8; t++) {
+                RedisSemaphore s = t % 2 == 0 ? sa : sb;
+                Random random = new Random(seed + t);
+                threads.add(Thread.ofVirtual().start(() -> {
+                    Thread self = Thread.currentThread();
+                    try {
+                        for (int i = 0; i < 80; i++) {
+                            long w = 1 + random.nextInt(2);
+                            // A third of the requests run undisturbed; the others are interrupted within 10 ms,
+                            // before, while or after their reply comes back.
+                            boolean armedAtStart = random.nextInt(3) != 0;
+                            var armed = new java.util.concurrent.atomic.AtomicBoolean(armedAtStart);
+                            interrupter.schedule(() -> {
+                                if (armed.compareAndSet(true, false)) {
+                                    self.interrupt();
+                                }
+                            }, random.nextInt(10_000), TimeUnit.MICROSECONDS);
+                            Permit p = null;
+                            boolean thrown = false;
+                            try {
+                                p = random.nextBoolean() ? s.acquire(w) : s.acquire(w, Duration.ofMillis(200));
+                            } catch (InterruptedException e) {
+                                interrupted.incrementAndGet();
+                                thrown = true; // the interrupt was delivered, and consumed
+                            } catch (TimeoutException e) {
+                                // it waited its 200 ms
+                            }
+                            boolean disarmed = armed.compareAndSet(true, false);
+                            if (armedAtStart && !disarmed && !thrown) {
+                                // The interrupter took it but the acquire did not throw: the interrupt is kept
+                                // (granted first) or still on its way. Clear it before the next round.
+                                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                                while (!Thread.interrupted()) {
+                                    assertThat(System.nanoTime() - until).as("the interrupt arrives").isNegative();
+                                    Thread.yield();
+                                }
+                            }
+                            if (p == null) {
+                                continue;
+                            }
+                            granted.incrementAndGet();
+                            long now = inUse.addAndGet(w);
+                            maxSeen.accumulateAndGet(now, Math::max);
+                            inUse.addAndGet(-w);
+                            p.close();
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            for (Thread t : threads) {
+                t.join(45_000); // within the test's timeout, so that a stuck thread fails it with a reason
+                assertThat(t.isAlive()).as("a worker still running after 45 s").isFalse();
+            }
+        } finally {
+            interrupter.shutdownNow();
+        }
+        assertThat(failures).isEmpty();
+        System.out.printf("interrupt race: %d granted, %d interrupted%n", granted.get(), interrupted.get());
+        assertThat(granted.get()).isPositive();
+        assertThat(interrupted.get()).as("the race was run: some acquires were interrupted").isPositive();
+        assertThat(maxSeen.get()).isLessThanOrEqualTo(limit);
+        // Withdrawn requests' CANCELs release grants that raced with them; all of them are back in time.
+        await("every permit back", () -> sa.availablePermits() == limit && sa.queueLength() == 0);
+        await("no request left waiting", () -> ((LettuceSemaphore) sa).waiting.isEmpty()
+                && ((LettuceSemaphore) sb).waiting.isEmpty());
+        assertThat(((LettuceSemaphore) sa).held).isEmpty();
+        assertThat(((LettuceSemaphore) sb).held).isEmpty();
+        checkInvariants();
+    }
 }

@@ -59,62 +59,49 @@ class RedisConcurrencyTest extends RedisTestSupport {
         };
         sa.addListener(counting);
         sb.addListener(counting);
-        List<Thread> threads = new ArrayList<>();
-        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-        for (int t = 0; t < 8; t++) {
-            RedisSemaphore s = t % 2 == 0 ? sa : sb;
-            Random random = new Random(seed + t);
-            threads.add(Thread.ofVirtual().start(() -> {
-                try {
-                    for (int i = 0; i < 60; i++) {
-                        long w = 1 + random.nextInt(3);
-                        Permit p = switch (random.nextInt(5)) {
-                            case 0 -> s.acquire(w);
-                            case 1 -> {
-                                try {
-                                    yield s.acquire(w, Duration.ofMillis(random.nextInt(50)));
-                                } catch (TimeoutException e) {
-                                    yield null;
-                                }
-                            }
-                            case 2 -> {
-                                Optional<Permit> o = s.tryAcquire(w);
-                                yield o.orElse(null);
-                            }
-                            case 3 -> {
-                                CompletableFuture<Permit> f = s.acquireAsync(w);
-                                if (random.nextBoolean()) {
-                                    f.cancel(false);
-                                }
-                                yield f.isCancelled() ? null : f.get(30, TimeUnit.SECONDS);
-                            }
-                            default -> s.acquireAsync(w, Duration.ofMillis(random.nextInt(50)))
-                                    .exceptionally(e -> null).get(30, TimeUnit.SECONDS);
-                        };
-                        if (p == null) {
-                            continue;
+        List<Throwable> failures = race(sa, sb, seed, (s, random) -> {
+            for (int i = 0; i < 60; i++) {
+                long w = 1 + random.nextInt(3);
+                Permit p = switch (random.nextInt(5)) {
+                    case 0 -> s.acquire(w);
+                    case 1 -> {
+                        try {
+                            yield s.acquire(w, Duration.ofMillis(random.nextInt(50)));
+                        } catch (TimeoutException e) {
+                            yield null;
                         }
-                        granted.incrementAndGet();
-                        long now = inUse.addAndGet(w);
-                        maxSeen.accumulateAndGet(now, Math::max);
-                        if (ThreadLocalRandom.current().nextBoolean()) {
-                            Thread.yield();
-                        }
-                        inUse.addAndGet(-w);
-                        if (w > 1 && random.nextBoolean()) {
-                            Permit part = p.split(1);
-                            part.close();
-                        }
-                        p.close();
                     }
-                } catch (Throwable e) {
-                    failures.add(e);
+                    case 2 -> {
+                        Optional<Permit> o = s.tryAcquire(w);
+                        yield o.orElse(null);
+                    }
+                    case 3 -> {
+                        CompletableFuture<Permit> f = s.acquireAsync(w);
+                        if (random.nextBoolean()) {
+                            f.cancel(false);
+                        }
+                        yield f.isCancelled() ? null : f.get(30, TimeUnit.SECONDS);
+                    }
+                    default -> s.acquireAsync(w, Duration.ofMillis(random.nextInt(50)))
+                            .exceptionally(e -> null).get(30, TimeUnit.SECONDS);
+                };
+                if (p == null) {
+                    continue;
                 }
-            }));
-        }
-        for (Thread t : threads) {
-            t.join(60_000);
-        }
+                granted.incrementAndGet();
+                long now = inUse.addAndGet(w);
+                maxSeen.accumulateAndGet(now, Math::max);
+                if (ThreadLocalRandom.current().nextBoolean()) {
+                    Thread.yield();
+                }
+                inUse.addAndGet(-w);
+                if (w > 1 && random.nextBoolean()) {
+                    Permit part = p.split(1);
+                    part.close();
+                }
+                p.close();
+            }
+        });
         assertThat(failures).isEmpty();
         assertThat(granted.get()).isPositive();
         assertThat(maxSeen.get()).isLessThanOrEqualTo(limit);
@@ -144,64 +131,51 @@ class RedisConcurrencyTest extends RedisTestSupport {
         AtomicLong timedOut = new AtomicLong();
         java.util.concurrent.ScheduledExecutorService interrupter =
                 java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-        List<Thread> threads = new ArrayList<>();
-        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Throwable> failures;
         try {
-            for (int t = 0; t < 8; t++) {
-                RedisSemaphore s = t % 2 == 0 ? sa : sb;
-                Random random = new Random(seed + t);
-                threads.add(Thread.ofVirtual().start(() -> {
-                    Thread self = Thread.currentThread();
-                    try {
-                        for (int i = 0; i < 80; i++) {
-                            long w = 1 + random.nextInt(2);
-                            // A third of the requests run undisturbed; the others are interrupted within 10 ms,
-                            // before, while or after their reply comes back.
-                            boolean armedAtStart = random.nextInt(3) != 0;
-                            var armed = new java.util.concurrent.atomic.AtomicBoolean(armedAtStart);
-                            interrupter.schedule(() -> {
-                                if (armed.compareAndSet(true, false)) {
-                                    self.interrupt();
-                                }
-                            }, random.nextInt(10_000), TimeUnit.MICROSECONDS);
-                            Permit p = null;
-                            boolean thrown = false;
-                            try {
-                                p = random.nextBoolean() ? s.acquire(w) : s.acquire(w, Duration.ofMillis(200));
-                            } catch (InterruptedException e) {
-                                interrupted.incrementAndGet();
-                                thrown = true; // the interrupt was delivered, and consumed
-                            } catch (TimeoutException e) {
-                                timedOut.incrementAndGet(); // it waited its 200 ms
-                            }
-                            boolean disarmed = armed.compareAndSet(true, false);
-                            if (armedAtStart && !disarmed && !thrown) {
-                                // The interrupter took it but the acquire did not throw: the interrupt is kept
-                                // (granted first) or still on its way. Clear it before the next round.
-                                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                                while (!Thread.interrupted()) {
-                                    assertThat(System.nanoTime() - until).as("the interrupt arrives").isNegative();
-                                    Thread.yield();
-                                }
-                            }
-                            if (p == null) {
-                                continue;
-                            }
-                            granted.incrementAndGet();
-                            long now = inUse.addAndGet(w);
-                            maxSeen.accumulateAndGet(now, Math::max);
-                            inUse.addAndGet(-w);
-                            p.close();
+            failures = race(sa, sb, seed, (s, random) -> {
+                Thread self = Thread.currentThread();
+                for (int i = 0; i < 80; i++) {
+                    long w = 1 + random.nextInt(2);
+                    // A third of the requests run undisturbed; the others are interrupted within 10 ms,
+                    // before, while or after their reply comes back.
+                    boolean armedAtStart = random.nextInt(3) != 0;
+                    var armed = new java.util.concurrent.atomic.AtomicBoolean(armedAtStart);
+                    interrupter.schedule(() -> {
+                        if (armed.compareAndSet(true, false)) {
+                            self.interrupt();
                         }
-                    } catch (Throwable e) {
-                        failures.add(e);
+                    }, random.nextInt(10_000), TimeUnit.MICROSECONDS);
+                    Permit p = null;
+                    boolean thrown = false;
+                    try {
+                        p = random.nextBoolean() ? s.acquire(w) : s.acquire(w, Duration.ofMillis(200));
+                    } catch (InterruptedException e) {
+                        interrupted.incrementAndGet();
+                        thrown = true; // the interrupt was delivered, and consumed
+                    } catch (TimeoutException e) {
+                        timedOut.incrementAndGet(); // it waited its 200 ms
                     }
-                }));
-            }
-            for (Thread t : threads) {
-                t.join(45_000); // within the test's timeout, so that a stuck thread fails it with a reason
-                assertThat(t.isAlive()).as("a worker still running after 45 s").isFalse();
-            }
+                    boolean disarmed = armed.compareAndSet(true, false);
+                    if (armedAtStart && !disarmed && !thrown) {
+                        // The interrupter took it but the acquire did not throw: the interrupt is kept
+                        // (granted first) or still on its way. Clear it before the next round.
+                        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                        while (!Thread.interrupted()) {
+                            assertThat(System.nanoTime() - until).as("the interrupt arrives").isNegative();
+                            Thread.yield();
+                        }
+                    }
+                    if (p == null) {
+                        continue;
+                    }
+                    granted.incrementAndGet();
+                    long now = inUse.addAndGet(w);
+                    maxSeen.accumulateAndGet(now, Math::max);
+                    inUse.addAndGet(-w);
+                    p.close();
+                }
+            });
         } finally {
             interrupter.shutdownNow();
         }
@@ -218,5 +192,40 @@ class RedisConcurrencyTest extends RedisTestSupport {
         assertThat(((LettuceSemaphore) sa).held).isEmpty();
         assertThat(((LettuceSemaphore) sb).held).isEmpty();
         checkInvariants();
+    }
+
+    /** One worker of a race: the handle it uses and its own random source. */
+    @FunctionalInterface
+    private interface Worker {
+        void run(RedisSemaphore s, Random random) throws Exception;
+    }
+
+    /**
+     * Runs 8 workers on virtual threads, alternately on {@code sa} and {@code sb}, worker t with
+     * {@code new Random(seed + t)}; returns what they threw, and a failure for each still running after 45 s
+     * (within the test's timeout, so that a stuck worker fails the test with a reason).
+     */
+    private static List<Throwable> race(RedisSemaphore sa, RedisSemaphore sb, long seed, Worker worker)
+            throws InterruptedException {
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < 8; t++) {
+            RedisSemaphore s = t % 2 == 0 ? sa : sb;
+            Random random = new Random(seed + t);
+            threads.add(Thread.ofVirtual().start(() -> {
+                try {
+                    worker.run(s, random);
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join(45_000);
+            if (t.isAlive()) {
+                failures.add(new AssertionError("a worker still running after 45 s"));
+            }
+        }
+        return failures;
     }
 }

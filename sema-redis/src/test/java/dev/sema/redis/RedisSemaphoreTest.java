@@ -143,6 +143,28 @@ class RedisSemaphoreTest extends RedisTestSupport {
     }
 
     @Test
+    void leavingFailsAThreadBlockedInAcquire() throws Exception {
+        RedisSemaphore sa = build(a, 1);
+        RedisSemaphore sb = build(b, 1);
+        Permit held = sa.acquire();
+        CompletableFuture<Throwable> blocked = new CompletableFuture<>();
+        Thread.ofVirtual().start(() -> {
+            try {
+                sb.acquire().close();
+                blocked.complete(null);
+            } catch (Throwable e) {
+                blocked.complete(e);
+            }
+        });
+        awaitQueueLength(sa, 1);
+        b.close();
+        assertThat(blocked.get(20, TimeUnit.SECONDS)).isInstanceOf(SemaphoreClosedException.class);
+        held.close();
+        await("the queue empty and every permit back", () -> sa.queueLength() == 0 && sa.availablePermits() == 1);
+        checkInvariants();
+    }
+
+    @Test
     void builderBoundsAreChecked() {
         long max = Semaphore.MAX_PERMITS;
         assertThatThrownBy(() -> a.semaphore(name).permits(max + 1))

@@ -1,5 +1,6 @@
 package dev.sema.bench.fleet;
 
+import dev.sema.bench.Program;
 import dev.sema.bench.redis.Contenders;
 import dev.sema.bench.redis.LocalRedis;
 import java.io.BufferedReader;
@@ -220,17 +221,7 @@ public final class FleetRun {
      * @param args {@code [full|quick|smoke] [--out FILE]}
      */
     public static void main(String[] args) {
-        int status;
-        try {
-            status = run(args);
-        } catch (Throwable e) {
-            e.printStackTrace();
-            status = 1;
-        }
-        for (Process p : LIVE) {
-            p.destroyForcibly();
-        }
-        System.exit(status); // the script-learning client's threads must not keep the JVM alive
+        Program.exit(() -> run(args), () -> LIVE.forEach(Process::destroyForcibly));
     }
 
     private static int run(String[] args) throws Exception {

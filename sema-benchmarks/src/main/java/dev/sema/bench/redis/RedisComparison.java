@@ -1,5 +1,6 @@
 package dev.sema.bench.redis;
 
+import dev.sema.bench.Program;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -109,14 +110,7 @@ public final class RedisComparison {
      * @param args {@code [quick|full|smoke] [--out FILE]}
      */
     public static void main(String[] args) {
-        int status;
-        try {
-            status = run(args);
-        } catch (Throwable e) {
-            e.printStackTrace();
-            status = 1;
-        }
-        System.exit(status); // the clients' threads must not keep the JVM alive
+        Program.exit(() -> run(args), () -> { });
     }
 
     @SuppressWarnings("unchecked")

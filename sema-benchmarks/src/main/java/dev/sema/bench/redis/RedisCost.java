@@ -1,5 +1,6 @@
 package dev.sema.bench.redis;
 
+import dev.sema.bench.Program;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -137,14 +138,7 @@ public final class RedisCost {
      * @param args {@code [full|quick|smoke] [--out FILE.md]}; the JSON goes next to the Markdown file
      */
     public static void main(String[] args) {
-        int status;
-        try {
-            status = run(args);
-        } catch (Throwable e) {
-            e.printStackTrace();
-            status = 1;
-        }
-        System.exit(status); // the clients' threads must not keep the JVM alive
+        Program.exit(() -> run(args), () -> { });
     }
 
     private static int run(String[] args) throws Exception {

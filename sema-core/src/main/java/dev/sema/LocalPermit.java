@@ -4,54 +4,55 @@ import dev.sema.internal.Checks;
 
 /**
  * Permits held from a {@link LocalSemaphore}. The count only ever moves atomically (exchange or
- * compare-and-set), so every permit leaves exactly once: released, moved to another Permit, or forgotten. Where the count is
- * stored is left to the subclass: in the object itself ({@link PlainPermit}), or beside it where a leak
- * detector can still reach it once the Permit is unreachable ({@link TrackedPermit}).
+ * compare-and-set), so every permit leaves exactly once: released, moved to another Permit, or forgotten.
+ * Where the count is stored is left to the implementation: in the object itself ({@link PlainPermit}),
+ * beside it where a leak detector can still reach it once the Permit is unreachable ({@link TrackedPermit}),
+ * or in the async request that was granted, which is then its own future's value ({@link Waiter}).
+ *
+ * <p>An interface rather than a base class so that a waiter, which must extend {@code CompletableFuture},
+ * can be the Permit it is completed with: one object for the request, its future and its grant.
  */
-abstract sealed class LocalPermit implements Permit permits PlainPermit, TrackedPermit {
-    final LocalSemaphore semaphore;
+sealed interface LocalPermit extends Permit permits PlainPermit, TrackedPermit, Waiter {
 
-    LocalPermit(LocalSemaphore semaphore) {
-        this.semaphore = semaphore;
-    }
+    LocalSemaphore semaphore();
 
-    abstract long getAndClear();
+    long getAndClear();
 
-    abstract boolean casHeld(long expected, long next);
+    boolean casHeld(long expected, long next);
 
-    abstract void addHeld(long n);
+    void addHeld(long n);
 
     /** A new Permit of the same kind holding {@code permits} moved out of this one. */
-    abstract LocalPermit fork(long permits);
+    LocalPermit fork(long permits);
 
     /** When its permits were granted, for the listeners' {@code heldNanos}; Listeners.UNTIMED if unknown. */
-    abstract long grantedAt();
+    long grantedAt();
 
     @Override
-    public void close() {
+    default void close() {
         long n = getAndClear();
         if (n != 0) {
-            semaphore.giveBack(n, grantedAt());
+            semaphore().giveBack(n, grantedAt());
         }
     }
 
     @Override
-    public void release(long permits) {
-        take("release", permits);
+    default void release(long permits) {
+        take(this, "release", permits);
         if (permits != 0) {
-            semaphore.giveBack(permits, grantedAt());
+            semaphore().giveBack(permits, grantedAt());
         }
     }
 
     @Override
-    public Permit split(long permits) {
-        take("split", permits);
+    default Permit split(long permits) {
+        take(this, "split", permits);
         return fork(permits);
     }
 
     @Override
-    public void merge(Permit other) {
-        Checks.merge(this, other, other instanceof LocalPermit p && p.semaphore == semaphore, "");
+    default void merge(Permit other) {
+        Checks.merge(this, other, other instanceof LocalPermit p && p.semaphore() == semaphore(), "");
         long n = ((LocalPermit) other).getAndClear();
         if (n != 0) {
             addHeld(n);
@@ -59,26 +60,26 @@ abstract sealed class LocalPermit implements Permit permits PlainPermit, Tracked
     }
 
     @Override
-    public void forget() {
+    default void forget() {
         long n = getAndClear();
         if (n != 0) {
-            semaphore.forget(n);
+            semaphore().forget(n);
         }
     }
 
-    /** Removes {@code permits} from this object, or throws and changes nothing. */
-    private void take(String what, long permits) {
+    /** Removes {@code permits} from {@code p}, or throws and changes nothing. */
+    private static void take(LocalPermit p, String what, long permits) {
         for (;;) {
-            long current = permits();
-            Checks.part(what, permits, current, this);
-            if (permits == 0 || casHeld(current, current - permits)) {
+            long current = p.permits();
+            Checks.part(what, permits, current, p);
+            if (permits == 0 || p.casHeld(current, current - permits)) {
                 return;
             }
         }
     }
 
-    @Override
-    public String toString() {
-        return "Permit[semaphore=" + semaphore.name() + ", permits=" + permits() + "]";
+    /** The {@code toString} of every LocalPermit. */
+    static String describe(LocalPermit p) {
+        return "Permit[semaphore=" + p.semaphore().name() + ", permits=" + p.permits() + "]";
     }
 }

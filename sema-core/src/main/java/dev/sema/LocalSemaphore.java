@@ -60,7 +60,10 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      *      and parks again; the next release wakes it again.
      *  I4: every granted permit is held by exactly one Permit or returned; a waiter's outcome is decided
      *      by one CAS on Waiter.status (WAITING -> GRANTED | CANCELLED | CLOSED), and a grant whose future
-     *      was completed by someone else first is given back.
+     *      was completed by someone else first is given back. Without leak detection a granted async
+     *      waiter is itself the Permit its future delivers: the grant is added to it before the future
+     *      completes (Waiter.grant), and a grant that lost that race takes back at most what it added
+     *      (Waiter.revoke), so permits moved in by a merge are never taken twice.
      *  I5: waiters are granted in arrival order, serveLocked() stops at the first that does not fit.
      *  I6: the queue links (Waiter.prev/next) and the done chain (Waiter.nextDone, doneFirst..doneLast)
      *      never share a waiter: a waiter joins the done chain only once decided and unlinked, and the
@@ -395,7 +398,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                     if (!w.idle) {
                         ended(Outcome.INTERRUPTED, w);
                     }
-                    throw Failures.interruptedWhile(name, w.idle ? "idle" : w.permits + " permits");
+                    throw Failures.interruptedWhile(name, w.idle ? "idle" : w.requested + " permits");
                 }
                 // Lost the race to a grant (or close): keep the outcome and the interrupt, never both
                 // thrown and granted.
@@ -436,11 +439,11 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
             if (w.status != Waiter.WAITING) {
                 return false; // decided meanwhile (closed): the caller reads the outcome
             }
-            long need = w.permits << SHIFT;
+            long need = w.requested << SHIFT;
             for (;;) {
                 long s = state;
                 // keeps I2: both ways out end HEAD_WOKEN in the CAS that read `available`
-                if (available(s) < w.permits) {
+                if (available(s) < w.requested) {
                     if ((s & HEAD_WOKEN) == 0 || casState(s, s & ~HEAD_WOKEN)) {
                         w.woken = false;
                         return false;
@@ -463,19 +466,13 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     /** A blocked waiter failed by close(); only acquires are failed, never awaitIdle. */
     private SemaphoreClosedException closedWhileWaiting(Waiter w) {
         ended(Outcome.CLOSED, w);
-        return Failures.closed(name, "acquire(" + w.permits + ")");
+        return Failures.closed(name, "acquire(" + w.requested + ")");
     }
 
     /** An async acquire past the fast path; {@code timeout} is null when untimed. */
     private CompletableFuture<Permit> acquireAsyncSlow(long permits, long timeoutNanos, Duration timeout) {
         boolean mayQueue = timeoutNanos > 0;
-        Waiter w = null;
-        WaiterFuture<Permit> future = null;
-        if (mayQueue) {
-            w = observed(new Waiter(this, permits, false, null));
-            future = new WaiterFuture<>(w);
-            w.future = future;
-        }
+        Waiter w = mayQueue ? observed(new Waiter(this, permits, false, null)) : null;
         switch (takeOrEnqueue(permits, mayQueue, w)) {
             case TAKEN:
                 return CompletableFuture.completedFuture(granted(permits));
@@ -488,6 +485,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
             default:
                 break;
         }
+        CompletableFuture<Permit> future = w.future();
         if (timeoutNanos != Timeouts.FOREVER) {
             Timeouts.failAfter(future, timeoutNanos, () -> Failures.timedOut(name, permits, timeout),
                     Scheduler.INSTANCE, Runnable::run);
@@ -504,7 +502,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     /** A queued request granted: reports it (I7) and hands out the Permit. */
     private LocalPermit granted(Waiter w) {
-        LocalPermit p = newPermit(w.permits);
+        LocalPermit p = newPermit(w.requested);
         ended(Outcome.GRANTED, w);
         return p;
     }
@@ -512,13 +510,13 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     /** Starts timing a waiter about to queue, only if someone observes (a listener, a JFR recording). */
     private Waiter observed(Waiter w) {
         w.queuedAt = listeners.now();
-        w.jfr = WaitEvent.start(name, w.permits, queued);
+        w.jfr = WaitEvent.start(name, w.requested, queued);
         return w;
     }
 
     /** The end of a request that queued (I7): with its wait. */
     private void ended(Outcome outcome, Waiter w) {
-        endedAfterQueueing(outcome, w.permits, w.queuedAt, w.jfr);
+        endedAfterQueueing(outcome, w.requested, w.queuedAt, w.jfr);
     }
 
     // ---------------------------------------------------------------- awaitIdle
@@ -535,12 +533,10 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     @Override
     public CompletableFuture<Void> awaitIdleAsync() {
         Waiter w = new Waiter(this, 0, true, null);
-        WaiterFuture<Void> future = new WaiterFuture<>(w);
-        w.future = future;
         if (!enqueueIdle(w)) {
             return CompletableFuture.completedFuture(null);
         }
-        return future;
+        return w.future();
     }
 
     /** Returns false if already idle (nothing held, nobody queued), else queues {@code w}. */
@@ -668,9 +664,9 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 unlink(w); // withdrawn; its owner will find it unlinked
                 continue;
             }
-            if (fairness == Fairness.BARGING && w.future == null && !w.idle) {
+            if (fairness == Fairness.BARGING && !w.async() && !w.idle) {
                 // A blocked head takes its permits itself (takeWoken); nobody behind it is served first (I5).
-                if (!w.woken && available(state) >= w.permits) {
+                if (!w.woken && available(state) >= w.requested) {
                     w.woken = true;
                     wake = w.thread;
                 }
@@ -685,16 +681,16 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                     continue;
                 }
             } else {
-                long need = w.permits << SHIFT;
+                long need = w.requested << SHIFT;
                 long s;
                 do {
                     s = state;
-                    if (available(s) < w.permits) {
+                    if (available(s) < w.requested) {
                         return;
                     }
                 } while (!casState(s, s - need));
                 if (!w.casStatus(Waiter.WAITING, Waiter.GRANTED)) {
-                    addAvailable(w.permits); // keeps I4: withdrawn between the check and the grant
+                    addAvailable(w.requested); // keeps I4: withdrawn between the check and the grant
                     unlink(w);
                     continue;
                 }
@@ -721,7 +717,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         for (Waiter w = chain; w != null; ) {
             Waiter next = w.nextDone;
             w.nextDone = null;
-            if (w.future == null) {
+            if (!w.async()) {
                 LockSupport.unpark(w.thread);
             } else if (asyncLast == null) {
                 async = asyncLast = w;
@@ -736,26 +732,29 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         }
     }
 
-    /** Completes an async waiter's future; called by the trampoline, never under the lock. */
+    /**
+     * Completes an async waiter's future; called by the trampoline, never under the lock. Without leak
+     * detection the waiter is its own grant (see Waiter); with it, the grant is a tracked Permit.
+     */
     void complete(Waiter w) {
-        WaiterFuture<?> f = w.future;
         if (w.status == Waiter.CLOSED) {
             // A caller that completed the future first saw its own outcome, not the close (I7).
-            boolean told = f.completeInternally(null, Failures.closed(name, "acquireAsync(" + w.permits + ")"));
-            ended(told ? Outcome.CLOSED : f.givenUpAs(), w);
+            boolean told = w.completeInternally(null, Failures.closed(name, "acquireAsync(" + w.requested + ")"));
+            ended(told ? Outcome.CLOSED : w.givenUpAs(), w);
         } else if (w.idle) {
-            f.completeInternally(null, null);
+            w.completeInternally(null, null);
         } else {
-            LocalPermit p = newPermit(w.permits);
-            @SuppressWarnings("unchecked")
-            WaiterFuture<Permit> pf = (WaiterFuture<Permit>) f;
-            if (pf.completeInternally(p, null)) {
+            LocalPermit p = leakDetection == null ? w.grant(listeners.now()) : newPermit(w.requested);
+            if (w.completeInternally(p, null)) {
                 ended(Outcome.GRANTED, w);
             } else {
                 // keeps I4: the future was completed by someone else first, which is how this request
                 // ended; its permits go back without a `released` event, since its caller never had them
-                ended(pf.givenUpAs(), w);
-                release(p.getAndClear());
+                ended(w.givenUpAs(), w);
+                long n = p == w ? w.revoke() : p.getAndClear();
+                if (n != 0) {
+                    release(n);
+                }
             }
         }
     }
@@ -834,7 +833,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         for (;;) {
             long s = state;
             if ((s & HEAD_WOKEN) != 0 && !headWoken && h != null && h.status == Waiter.WAITING
-                    && (h.idle ? limit - available(s) == 0 : available(s) >= h.permits)) {
+                    && (h.idle ? limit - available(s) == 0 : available(s) >= h.requested)) {
                 return false;
             }
             long next = (s & ~(QUEUED | IDLE | HEAD_WOKEN)) | flags;
@@ -1032,7 +1031,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
             check((s & HEAD_WOKEN) == 0 || (head != null && head.woken),
                     "I2: HEAD_WOKEN set but the head is not a woken thread: " + this);
             if (head != null && head.status == Waiter.WAITING) {
-                check(head.idle ? held > 0 : avail < head.permits || head.woken,
+                check(head.idle ? held > 0 : avail < head.requested || head.woken,
                         "I3: head waiter fits but is still queued: " + this);
             }
         } finally {

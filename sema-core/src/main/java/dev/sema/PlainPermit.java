@@ -11,12 +11,18 @@ import dev.sema.internal.Listeners;
  * guarded sections are a few field accesses: nothing blocks, parks or calls out while the monitor is
  * held, so a virtual thread is never pinned for longer than a racing close takes.
  */
-sealed class PlainPermit extends LocalPermit permits TimedPermit {
+sealed class PlainPermit implements LocalPermit permits TimedPermit {
+    final LocalSemaphore semaphore;
     private long held; // guarded by this
 
     PlainPermit(LocalSemaphore semaphore, long permits) {
-        super(semaphore);
+        this.semaphore = semaphore;
         this.held = permits;
+    }
+
+    @Override
+    public LocalSemaphore semaphore() {
+        return semaphore;
     }
 
     @Override
@@ -25,14 +31,14 @@ sealed class PlainPermit extends LocalPermit permits TimedPermit {
     }
 
     @Override
-    synchronized long getAndClear() {
+    public synchronized long getAndClear() {
         long n = held;
         held = 0;
         return n;
     }
 
     @Override
-    synchronized boolean casHeld(long expected, long next) {
+    public synchronized boolean casHeld(long expected, long next) {
         if (held != expected) {
             return false;
         }
@@ -41,17 +47,22 @@ sealed class PlainPermit extends LocalPermit permits TimedPermit {
     }
 
     @Override
-    synchronized void addHeld(long n) {
+    public synchronized void addHeld(long n) {
         held += n;
     }
 
     @Override
-    LocalPermit fork(long permits) {
+    public LocalPermit fork(long permits) {
         return new PlainPermit(semaphore, permits);
     }
 
     @Override
-    long grantedAt() {
+    public long grantedAt() {
         return Listeners.UNTIMED;
+    }
+
+    @Override
+    public String toString() {
+        return LocalPermit.describe(this);
     }
 }

@@ -13,12 +13,12 @@ final class TimedPermit extends PlainPermit {
     }
 
     @Override
-    LocalPermit fork(long permits) {
+    public LocalPermit fork(long permits) {
         return new TimedPermit(semaphore, permits, grantedAt);
     }
 
     @Override
-    long grantedAt() {
+    public long grantedAt() {
         return grantedAt;
     }
 }

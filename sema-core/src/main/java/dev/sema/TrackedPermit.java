@@ -11,15 +11,16 @@ import java.util.concurrent.ThreadLocalRandom;
  * {@link Cleaner} action keeps: when the Permit becomes unreachable holding permits, the action still
  * reaches the count, reports the leak and releases them. Once the count is 0 the action does nothing.
  */
-final class TrackedPermit extends LocalPermit {
+final class TrackedPermit implements LocalPermit {
     private static final Cleaner CLEANER = Cleaner.create();
     private static final System.Logger LOG = System.getLogger("dev.sema");
     private static final int SAMPLE_ONE_IN = 128;
 
+    private final LocalSemaphore semaphore;
     private final Cell cell;
 
     private TrackedPermit(LocalSemaphore semaphore, Cell cell) {
-        super(semaphore);
+        this.semaphore = semaphore;
         this.cell = cell;
         CLEANER.register(this, cell);
     }
@@ -33,6 +34,16 @@ final class TrackedPermit extends LocalPermit {
     }
 
     @Override
+    public LocalSemaphore semaphore() {
+        return semaphore;
+    }
+
+    @Override
+    public String toString() {
+        return LocalPermit.describe(this);
+    }
+
+    @Override
     public long permits() {
         return cell.held;
     }
@@ -41,7 +52,7 @@ final class TrackedPermit extends LocalPermit {
     // reachabilityFence: the Permit must not be found unreachable (and reported) while it is emptying itself.
 
     @Override
-    long getAndClear() {
+    public long getAndClear() {
         try {
             return (long) Cell.HELD.getAndSet(cell, 0L);
         } finally {
@@ -50,7 +61,7 @@ final class TrackedPermit extends LocalPermit {
     }
 
     @Override
-    boolean casHeld(long expected, long next) {
+    public boolean casHeld(long expected, long next) {
         try {
             return Cell.HELD.compareAndSet(cell, expected, next);
         } finally {
@@ -59,17 +70,17 @@ final class TrackedPermit extends LocalPermit {
     }
 
     @Override
-    void addHeld(long n) {
+    public void addHeld(long n) {
         Cell.HELD.getAndAdd(cell, n);
     }
 
     @Override
-    long grantedAt() {
+    public long grantedAt() {
         return cell.grantedAt;
     }
 
     @Override
-    LocalPermit fork(long permits) {
+    public LocalPermit fork(long permits) {
         // The split-off permits were acquired where the original ones were.
         return new TrackedPermit(semaphore, new Cell(semaphore, permits, cell.site, cell.grantedAt));
     }

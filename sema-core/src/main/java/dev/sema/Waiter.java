@@ -1,36 +1,58 @@
 package dev.sema;
 
+import dev.sema.internal.GivingUpFuture;
+import dev.sema.internal.Listeners;
+import dev.sema.internal.Outcome;
 import dev.sema.internal.WaitEvent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * A queued request of a {@link LocalSemaphore}: a blocked thread ({@code future == null}) or an async
+ * A queued request of a {@link LocalSemaphore}: a blocked thread ({@code thread != null}) or an async
  * caller. Its outcome is decided once, by a CAS of {@link #status} away from {@link #WAITING}; the links
  * are guarded by the semaphore's lock.
+ *
+ * <p>An async waiter is also the future its caller holds, and, once granted without leak detection, the
+ * Permit that future is completed with: one object where a request, its future and its grant used to be
+ * three. As a future it follows {@link GivingUpFuture}: any completion from outside withdraws the waiter
+ * first, so dependent stages already see the semaphore without it, and the semaphore completes it only
+ * through {@code completeInternally}; a grant that loses that race gives its permits back. When
+ * {@code obtrudeValue}, {@code obtrudeException} or {@code completeAsync} bypass the withdrawal, the waiter
+ * stays queued until its turn, when its grant is given straight back. No permit is lost.
+ *
+ * <p>As a Permit its count is {@link #held}, moved only by atomic operations like every LocalPermit's. It
+ * is 0 until the grant adds {@link #requested} to it (an add, not a store: whoever casts the pending future
+ * to a Permit and merges into it keeps what they merged), and the grant is added before the future is
+ * completed, so a dependent stage never sees its Permit empty. A blocked waiter is never handed out as a
+ * Permit: it would keep its thread reachable for as long as the Permit lives.
  */
-final class Waiter {
+final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
     static final int WAITING = 0;
     static final int GRANTED = 1;
     static final int CANCELLED = 2;
     static final int CLOSED = 3;
 
     private static final VarHandle STATUS;
+    private static final VarHandle HELD;
 
     static {
         try {
-            STATUS = MethodHandles.lookup().findVarHandle(Waiter.class, "status", int.class);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STATUS = lookup.findVarHandle(Waiter.class, "status", int.class);
+            HELD = lookup.findVarHandle(Waiter.class, "held", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
     final LocalSemaphore semaphore;
-    final long permits;
+    /** The permits this request asks for. */
+    final long requested;
     /** An awaitIdle waiter: needs nothing held, takes nothing. */
     final boolean idle;
+    /** The blocked thread; null for an async waiter. */
     final Thread thread;
-    WaiterFuture<?> future;
     /** When it was about to queue, if a listener was registered then (else Listeners.UNTIMED). */
     long queuedAt;
     /** Its JFR wait, if a recording wanted one when it was about to queue. */
@@ -43,6 +65,11 @@ final class Waiter {
      */
     volatile boolean woken;
 
+    /** As a Permit: what it holds (see the class comment). */
+    private volatile long held;
+    /** As a Permit: when it was granted, for listeners; written before the future is completed. */
+    private long grantedAt = Listeners.UNTIMED;
+
     // Queue links, guarded by the semaphore's lock.
     Waiter prev;
     Waiter next;
@@ -53,14 +80,106 @@ final class Waiter {
      */
     Waiter nextDone;
 
-    Waiter(LocalSemaphore semaphore, long permits, boolean idle, Thread thread) {
+    Waiter(LocalSemaphore semaphore, long requested, boolean idle, Thread thread) {
         this.semaphore = semaphore;
-        this.permits = permits;
+        this.requested = requested;
         this.idle = idle;
         this.thread = thread;
     }
 
     boolean casStatus(int expected, int next) {
         return STATUS.compareAndSet(this, expected, next);
+    }
+
+    boolean async() {
+        return thread == null;
+    }
+
+    /** This waiter's future, typed for what its caller asked. */
+    @SuppressWarnings("unchecked")
+    <T> CompletableFuture<T> future() {
+        return (CompletableFuture<T>) this;
+    }
+
+    // ---------------------------------------------------------------- as a future
+
+    /**
+     * Leaves the queue unless already decided. A grant decided before this still reaches completeInternally,
+     * which then loses to the completion from outside and gives the permits back.
+     */
+    @Override
+    protected boolean giveUp() {
+        if (casStatus(WAITING, CANCELLED)) {
+            semaphore.withdraw(this);
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    protected void gaveUp(Outcome how) {
+        semaphore.gaveUp(this, how);
+    }
+
+    /** Makes this waiter its own grant, before its future is completed with it. */
+    Waiter grant(long at) {
+        grantedAt = at;
+        HELD.getAndAdd(this, requested);
+        return this;
+    }
+
+    /** Takes back the grant of a waiter whose future was completed from outside first: at most what it has. */
+    long revoke() {
+        for (;;) {
+            long h = held;
+            long n = Math.min(h, requested);
+            if (n <= 0 || HELD.compareAndSet(this, h, h - n)) {
+                return Math.max(n, 0);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- as a Permit
+
+    @Override
+    public LocalSemaphore semaphore() {
+        return semaphore;
+    }
+
+    @Override
+    public long permits() {
+        return held;
+    }
+
+    @Override
+    public long getAndClear() {
+        return (long) HELD.getAndSet(this, 0L);
+    }
+
+    @Override
+    public boolean casHeld(long expected, long next) {
+        return HELD.compareAndSet(this, expected, next);
+    }
+
+    @Override
+    public void addHeld(long n) {
+        HELD.getAndAdd(this, n);
+    }
+
+    @Override
+    public LocalPermit fork(long permits) {
+        return grantedAt == Listeners.UNTIMED ? new PlainPermit(semaphore, permits)
+                : new TimedPermit(semaphore, permits, grantedAt);
+    }
+
+    @Override
+    public long grantedAt() {
+        return grantedAt;
+    }
+
+    /** A Permit's description once it is one (granted), else the future's. */
+    @Override
+    public String toString() {
+        return getNow(null) == this ? LocalPermit.describe(this) : super.toString();
     }
 }

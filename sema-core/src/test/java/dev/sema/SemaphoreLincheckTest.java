@@ -306,6 +306,12 @@ class SemaphoreLincheckTest {
 
     @Test
     @Timeout(120)
+    void aQueuedGrantThatIsItsOwnPermitIsReleasedOnceWhateverRacesIt() {
+        explore(300, new QueuedGrantRacesWithCancelMergeAndClose());
+    }
+
+    @Test
+    @Timeout(120)
     void grantRacingWithInterruptGrantsOrThrowsNeverBoth() {
         explore(150, new GrantRacesWithInterrupt());
     }
@@ -611,6 +617,35 @@ class SemaphoreLincheckTest {
                 f.join().close();
             }
             checkAllBack(s, 1);
+        }
+    }
+
+    /**
+     * A queued async request is granted and becomes its own Permit (see Waiter) while its caller cancels it;
+     * then, if it was granted, one thread closes that Permit while another merges it into one of its own:
+     * every permit comes back exactly once.
+     */
+    static final class QueuedGrantRacesWithCancelMergeAndClose implements Runnable {
+        @Override
+        public void run() {
+            Semaphore s = semaphore(3, 3, Fairness.FIFO);
+            Permit p = s.tryAcquire(2).orElseThrow();
+            Permit q = s.tryAcquire(1).orElseThrow();
+            CompletableFuture<Permit> f = s.acquireAsync(2);
+            Thread releaser = start(new ClosePermit(p));
+            boolean cancelled = f.cancel(false);
+            join(releaser);
+            check(f.isDone(), "future not done after release and cancel: " + s);
+            if (!cancelled) {
+                Permit granted = f.join();
+                Thread closer = start(new ClosePermit(granted));
+                Thread merger = start(() -> q.merge(granted));
+                join(closer, merger);
+                check(granted.permits() == 0, "the granted Permit still holds: " + granted);
+                check(q.permits() == 1 || q.permits() == 3, "merged a part: " + q);
+            }
+            q.close();
+            checkAllBack(s, 3);
         }
     }
 

@@ -1,0 +1,237 @@
+package dev.sema;
+
+import static dev.sema.Waiting.checkInvariants;
+import static dev.sema.Waiting.result;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The Permit that a queued async request is granted is the request itself (see {@link Waiter}): the
+ * Permit rules, and the races PermitTest runs on a blocking grant, run here on that kind. Every test first
+ * checks that it holds that kind, so none passes by testing another.
+ */
+class QueuedGrantPermitTest {
+    private final ExecutorService pool = Executors.newFixedThreadPool(2);
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        pool.shutdownNow();
+        assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /** A grant of {@code n} to an async request that queued behind all of {@code s}'s permits. */
+    private static Permit queuedGrant(Semaphore s, long n) throws Exception {
+        Permit blocker = s.acquire(s.availablePermits());
+        CompletableFuture<Permit> f = s.acquireAsync(n);
+        assertThat(f).isNotDone();
+        blocker.close();
+        Permit p = result(f);
+        assertThat(p).as("the request is its own grant").isSameAs(f).isInstanceOf(Waiter.class);
+        assertThat(p.permits()).isEqualTo(n);
+        return p;
+    }
+
+    private void race(Callable<?> a, Callable<?> b) throws Exception {
+        CyclicBarrier start = new CyclicBarrier(2);
+        Future<?> fa = pool.submit(() -> {
+            start.await();
+            return a.call();
+        });
+        Future<?> fb = pool.submit(() -> {
+            start.await();
+            return b.call();
+        });
+        fa.get(Waiting.PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        fb.get(Waiting.PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Fairness.class)
+    void closeReleasesOnceAndTheRulesOfPermitHold(Fairness fairness) throws Exception {
+        Semaphore s = Semaphore.builder().permits(6).fairness(fairness).build();
+        Permit p = queuedGrant(s, 5);
+        assertThat(s.availablePermits()).isEqualTo(1);
+        assertThat(p).hasToString("Permit[semaphore=" + s.name() + ", permits=5]");
+
+        Permit part = p.split(2);
+        assertThat(part).isNotInstanceOf(Waiter.class);
+        assertThat(p.permits()).isEqualTo(3);
+        assertThatThrownBy(() -> p.split(4)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("split(4)").hasMessageContaining("3 permits");
+        assertThatThrownBy(() -> p.release(4)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(p.permits()).isEqualTo(3);
+
+        p.release(1);
+        assertThat(s.availablePermits()).isEqualTo(2);
+        part.merge(p);
+        assertThat(p.permits()).isZero();
+        assertThat(part.permits()).isEqualTo(4);
+        p.merge(part);
+        assertThat(p.permits()).isEqualTo(4);
+        assertThatThrownBy(() -> p.merge(p)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> p.merge(Semaphore.create(1).acquire())).isInstanceOf(IllegalArgumentException.class);
+
+        p.close();
+        p.close();
+        part.close();
+        assertThat(s.availablePermits()).isEqualTo(6);
+        checkInvariants(s);
+    }
+
+    @Test
+    void forgetLowersTheLimit() throws Exception {
+        Semaphore s = Semaphore.builder().permits(4).maxPermits(4).build();
+        Permit p = queuedGrant(s, 3);
+        p.forget();
+        assertThat(p.permits()).isZero();
+        assertThat(s.permits()).isEqualTo(1);
+        assertThat(s.availablePermits()).isEqualTo(1);
+        p.close();
+        assertThat(s.availablePermits()).isEqualTo(1);
+        checkInvariants(s);
+    }
+
+    @Test
+    void racingClosesReleaseOnce() throws Exception {
+        Semaphore s = Semaphore.create(3);
+        for (int i = 0; i < 300; i++) {
+            Permit p = queuedGrant(s, 2);
+            race(() -> {
+                p.close();
+                return null;
+            }, () -> {
+                p.close();
+                return null;
+            });
+            assertThat(p.permits()).isZero();
+            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(3);
+            checkInvariants(s);
+        }
+    }
+
+    @Test
+    void racingMergeAndCloseReleaseEveryPermitExactlyOnce() throws Exception {
+        Semaphore s = Semaphore.create(4);
+        for (int i = 0; i < 300; i++) {
+            Permit q = queuedGrant(s, 2);
+            Permit p = s.acquire(2);
+            race(() -> {
+                p.merge(q);
+                return null;
+            }, () -> {
+                q.close();
+                return null;
+            });
+            assertThat(q.permits()).isZero();
+            assertThat(p.permits()).isIn(2L, 4L);
+            p.close();
+            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(4);
+            checkInvariants(s);
+        }
+    }
+
+    @Test
+    void racingSplitAndCloseLoseNothing() throws Exception {
+        Semaphore s = Semaphore.create(4);
+        for (int i = 0; i < 300; i++) {
+            Permit p = queuedGrant(s, 4);
+            List<Permit> parts = new ArrayList<>();
+            race(() -> {
+                try {
+                    parts.add(p.split(3));
+                } catch (IllegalArgumentException closedFirst) {
+                    assertThat(p.permits()).isZero();
+                }
+                return null;
+            }, () -> {
+                p.close();
+                return null;
+            });
+            parts.forEach(Permit::close);
+            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(4);
+            checkInvariants(s);
+        }
+    }
+
+    /**
+     * Nothing outside the contract loses permits either: a caller that casts the pending future to a
+     * Permit and merges into it keeps what it merged, whether the grant then reaches the future or loses
+     * to a cancel.
+     */
+    @Test
+    void permitsMergedIntoAPendingRequestAreKeptWhetherItIsGrantedOrCancelled() throws Exception {
+        Semaphore s = Semaphore.create(4);
+        Permit blocker = s.acquire(3);
+        CompletableFuture<Permit> granted = s.acquireAsync(2);
+        Permit pending = (Permit) granted;
+        pending.merge(blocker.split(1));
+        assertThat(pending.permits()).isEqualTo(1);
+        blocker.close();
+        assertThat(result(granted)).isSameAs(pending);
+        assertThat(pending.permits()).isEqualTo(3);
+        pending.close();
+        assertThat(s.availablePermits()).isEqualTo(4);
+
+        // The grant is decided under the lock but delivered after; a cancel in between wins the future.
+        AtomicLong seen = new AtomicLong(-1);
+        blocker = s.acquire(4);
+        CompletableFuture<Permit> first = s.acquireAsync(1);
+        CompletableFuture<Permit> second = s.acquireAsync(1);
+        Permit secondAsPermit = (Permit) second;
+        secondAsPermit.merge(blocker.split(1));
+        first.thenRun(() -> {
+            // runs while the release below delivers its grants: the second grant is decided, not yet delivered
+            seen.set(secondAsPermit.permits());
+            second.cancel(false);
+        });
+        blocker.close();
+        assertThat(first.join().permits()).isEqualTo(1);
+        assertThat(second).isCancelled();
+        assertThat(seen.get()).as("the second grant was decided but not yet delivered").isEqualTo(1L);
+        assertThat(secondAsPermit.permits()).as("the merged permit stays, the lost grant went back").isEqualTo(1);
+        first.join().close();
+        secondAsPermit.close();
+        assertThat(s.availablePermits()).isEqualTo(4);
+        checkInvariants(s);
+    }
+
+    @Test
+    void withLeakDetectionTheGrantIsATrackedPermit() throws Exception {
+        Semaphore s = Semaphore.builder().permits(2).leakDetection(LeakDetection.SAMPLED).build();
+        Permit blocker = s.acquire(2);
+        CompletableFuture<Permit> f = s.acquireAsync(1);
+        blocker.close();
+        Permit p = result(f);
+        assertThat(p).isInstanceOf(TrackedPermit.class).isNotSameAs(f);
+        p.close();
+        assertThat(s.availablePermits()).isEqualTo(2);
+    }
+
+    @Test
+    void aGrantThatLosesToAnObtrudedValueGoesBack() throws Exception {
+        Semaphore s = Semaphore.create(2);
+        Permit blocker = s.acquire(2);
+        CompletableFuture<Permit> f = s.acquireAsync(2);
+        Permit other = Semaphore.create(1).acquire();
+        f.obtrudeValue(other);
+        blocker.close();
+        Waiting.until("the bypassed request's grant went back", () -> s.availablePermits() == 2 && s.queueLength() == 0);
+        assertThat(((Permit) f).permits()).isZero();
+        checkInvariants(s);
+    }
+}

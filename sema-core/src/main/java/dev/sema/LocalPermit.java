@@ -7,12 +7,14 @@ import dev.sema.internal.Checks;
  * compare-and-set), so every permit leaves exactly once: released, moved to another Permit, or forgotten.
  * Where the count is stored is left to the implementation: in the object itself ({@link PlainPermit}),
  * beside it where a leak detector can still reach it once the Permit is unreachable ({@link TrackedPermit}),
- * or in the async request that was granted, which is then its own future's value ({@link Waiter}).
+ * or in the future of an async request, which is completed with itself: a queued request once granted
+ * ({@link Waiter}), or one granted at once ({@link ReadyPermit}).
  *
- * <p>An interface rather than a base class so that a waiter, which must extend {@code CompletableFuture},
- * can be the Permit it is completed with: one object for the request, its future and its grant.
+ * <p>An interface rather than a base class so that those futures, which must extend
+ * {@code CompletableFuture}, can be the Permit they are completed with: one object for the request, its
+ * future and its grant.
  */
-sealed interface LocalPermit extends Permit permits PlainPermit, TrackedPermit, Waiter {
+sealed interface LocalPermit extends Permit permits PlainPermit, TrackedPermit, Waiter, ReadyPermit {
 
     LocalSemaphore semaphore();
 

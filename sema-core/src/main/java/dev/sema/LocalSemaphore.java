@@ -265,7 +265,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     public CompletableFuture<Permit> acquireAsync(long permits) {
         checkRequest(permits);
         if (tryFast(permits)) {
-            return CompletableFuture.completedFuture(granted(permits));
+            return grantedAsync(permits);
         }
         return acquireAsyncSlow(permits, Timeouts.FOREVER, null);
     }
@@ -275,7 +275,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         checkRequest(permits);
         Objects.requireNonNull(timeout, "timeout");
         if (tryFast(permits)) {
-            return CompletableFuture.completedFuture(granted(permits));
+            return grantedAsync(permits);
         }
         return acquireAsyncSlow(permits, Timeouts.toNanos(timeout), timeout);
     }
@@ -475,7 +475,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         Waiter w = mayQueue ? observed(new Waiter(this, permits, false, null)) : null;
         switch (takeOrEnqueue(permits, mayQueue, w)) {
             case TAKEN:
-                return CompletableFuture.completedFuture(granted(permits));
+                return grantedAsync(permits);
             case CLOSED:
                 ended(Outcome.CLOSED, permits);
                 return CompletableFuture.failedFuture(Failures.closed(name, "acquireAsync(" + permits + ")"));
@@ -496,6 +496,19 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     /** A request granted {@code permits} without queueing: reports it (I7) and hands out the Permit. */
     private LocalPermit granted(long permits) {
         LocalPermit p = newPermit(permits);
+        ended(Outcome.GRANTED, permits);
+        return p;
+    }
+
+    /**
+     * An async request granted {@code permits} without queueing: reports it (I7) and returns a completed
+     * future. Unless leak detection tracks the Permit or a listener times it, the future is the Permit.
+     */
+    private CompletableFuture<Permit> grantedAsync(long permits) {
+        if (leakDetection != null || listeners.active()) {
+            return CompletableFuture.completedFuture(granted(permits));
+        }
+        ReadyPermit p = new ReadyPermit(this, permits);
         ended(Outcome.GRANTED, permits);
         return p;
     }

@@ -21,11 +21,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The Permit that a queued async request is granted is the request itself (see {@link Waiter}): the
- * Permit rules, and the races PermitTest runs on a blocking grant, run here on that kind. Every test first
- * checks that it holds that kind, so none passes by testing another.
+ * The Permit of an async request is its own future: a queued request once granted (see {@link Waiter}),
+ * or one granted at once ({@link ReadyPermit}). The Permit rules, and the races PermitTest runs on a
+ * blocking grant, run here on those kinds. Every test first checks that it holds the kind it means, so none
+ * passes by testing another.
  */
-class QueuedGrantPermitTest {
+class AsyncPermitTest {
     private final ExecutorService pool = Executors.newFixedThreadPool(2);
 
     @AfterEach
@@ -233,5 +234,77 @@ class QueuedGrantPermitTest {
         Waiting.until("the bypassed request's grant went back", () -> s.availablePermits() == 2 && s.queueLength() == 0);
         assertThat(((Permit) f).permits()).isZero();
         checkInvariants(s);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Fairness.class)
+    void anAsyncRequestGrantedAtOnceIsItsOwnPermitAndFollowsItsRules(Fairness fairness) throws Exception {
+        Semaphore s = Semaphore.builder().permits(5).fairness(fairness).build();
+        CompletableFuture<Permit> f = s.acquireAsync(3);
+        assertThat(f).isCompletedWithValue((Permit) f).isInstanceOf(ReadyPermit.class);
+        Permit p = f.join();
+        assertThat(p.permits()).isEqualTo(3);
+        assertThat(s.availablePermits()).isEqualTo(2);
+        assertThat(p).hasToString("Permit[semaphore=" + s.name() + ", permits=3]");
+        assertThat(f.cancel(false)).as("already complete: cancel changes nothing").isFalse();
+        assertThat(f.complete(null)).isFalse();
+        assertThat(f.completeExceptionally(new RuntimeException())).isFalse();
+        assertThat(f.join()).isSameAs(p);
+        assertThat(p.permits()).isEqualTo(3);
+
+        Permit part = p.split(1);
+        assertThat(part).isInstanceOf(PlainPermit.class);
+        p.release(1);
+        assertThat(s.availablePermits()).isEqualTo(3);
+        part.merge(p);
+        assertThat(p.permits()).isZero();
+        p.merge(part);
+        assertThat(p.permits()).isEqualTo(2);
+        assertThatThrownBy(() -> p.release(3)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("release(3)").hasMessageContaining("2 permits");
+        p.close();
+        p.close();
+        part.close();
+        assertThat(s.availablePermits()).isEqualTo(5);
+
+        Permit forgotten = s.acquireAsync(2, java.time.Duration.ofSeconds(1)).join();
+        assertThat(forgotten).isInstanceOf(ReadyPermit.class);
+        forgotten.forget();
+        assertThat(s.permits()).isEqualTo(3);
+        checkInvariants(s);
+    }
+
+    @Test
+    void racingClosesOfAnAsyncRequestGrantedAtOnceReleaseOnce() throws Exception {
+        Semaphore s = Semaphore.create(3);
+        for (int i = 0; i < 300; i++) {
+            Permit p = s.acquireAsync(2).join();
+            assertThat(p).isInstanceOf(ReadyPermit.class);
+            race(() -> {
+                p.close();
+                return null;
+            }, () -> {
+                p.close();
+                return null;
+            });
+            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(3);
+        }
+        checkInvariants(s);
+    }
+
+    @Test
+    void grantedAtOnceWhileTrackedOrTimedTheFutureHoldsASeparatePermit() throws Exception {
+        Semaphore tracked = Semaphore.builder().permits(1).leakDetection(LeakDetection.SAMPLED).build();
+        CompletableFuture<Permit> f = tracked.acquireAsync(1);
+        assertThat(f.join()).isInstanceOf(TrackedPermit.class).isNotSameAs(f);
+        f.join().close();
+
+        Semaphore timed = Semaphore.create(1);
+        timed.addListener(new SemaphoreListener() { });
+        CompletableFuture<Permit> g = timed.acquireAsync(1);
+        assertThat(g.join()).isInstanceOf(TimedPermit.class).isNotSameAs(g);
+        g.join().close();
+        assertThat(tracked.availablePermits()).isEqualTo(1);
+        assertThat(timed.availablePermits()).isEqualTo(1);
     }
 }

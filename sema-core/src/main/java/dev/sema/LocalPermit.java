@@ -3,8 +3,8 @@ package dev.sema;
 import dev.sema.internal.Checks;
 
 /**
- * Permits held from a {@link LocalSemaphore}. The count only ever moves atomically (exchange or
- * compare-and-set), so every permit leaves exactly once: released, moved to another Permit, or forgotten.
+ * Permits held from a {@link LocalSemaphore}. The count only ever moves atomically (under the Permit's
+ * monitor, or by exchange or compare-and-set), so every permit leaves exactly once: released, moved to another Permit, or forgotten.
  * Where the count is stored is left to the implementation: in the object itself ({@link PlainPermit}),
  * beside it where a leak detector can still reach it once the Permit is unreachable ({@link TrackedPermit}),
  * or in the future of an async request, which is completed with itself: a queued request once granted

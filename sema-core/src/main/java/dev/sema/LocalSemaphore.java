@@ -60,7 +60,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      *      and parks again; the next release wakes it again.
      *  I4: every granted permit is held by exactly one Permit or returned; a waiter's outcome is decided
      *      by one CAS on Waiter.status (WAITING -> GRANTED | CANCELLED | CLOSED), and a grant whose future
-     *      was completed by someone else first is given back. Without leak detection a granted async
+     *      was completed by someone else first is given back. Unless tracked or timed, a granted async
      *      waiter is itself the Permit its future delivers: the grant is added to it before the future
      *      completes (Waiter.grant), and a grant that lost that race takes back at most what it added
      *      (Waiter.revoke), so permits moved in by a merge are never taken twice.
@@ -527,9 +527,14 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         return w;
     }
 
-    /** The end of a request that queued (I7): with its wait. */
+    /**
+     * The end of a request that queued (I7): with its wait. Drops the JFR event, which a waiter that
+     * becomes a Permit would otherwise keep for as long as the Permit is held.
+     */
     private void ended(Outcome outcome, Waiter w) {
-        endedAfterQueueing(outcome, w.requested, w.queuedAt, w.jfr);
+        WaitEvent jfr = w.jfr;
+        w.jfr = null;
+        endedAfterQueueing(outcome, w.requested, w.queuedAt, jfr);
     }
 
     // ---------------------------------------------------------------- awaitIdle
@@ -746,8 +751,8 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     }
 
     /**
-     * Completes an async waiter's future; called by the trampoline, never under the lock. Without leak
-     * detection the waiter is its own grant (see Waiter); with it, the grant is a tracked Permit.
+     * Completes an async waiter's future; called by the trampoline, never under the lock. The waiter is its
+     * own grant (see Waiter) unless leak detection tracks the Permit or a listener times it.
      */
     void complete(Waiter w) {
         if (w.status == Waiter.CLOSED) {
@@ -757,7 +762,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         } else if (w.idle) {
             w.completeInternally(null, null);
         } else {
-            LocalPermit p = leakDetection == null ? w.grant(listeners.now()) : newPermit(w.requested);
+            LocalPermit p = leakDetection == null && !listeners.active() ? w.grant() : newPermit(w.requested);
             if (w.completeInternally(p, null)) {
                 ended(Outcome.GRANTED, w);
             } else {

@@ -197,7 +197,7 @@ public interface Semaphore extends AutoCloseable {
      * permit when granted, or fails with {@link SemaphoreClosedException} if the semaphore is or becomes
      * closed first. Completing the future in any other way ({@code cancel}, {@code orTimeout},
      * {@code completeExceptionally}, {@code complete}) withdraws the request; a grant that raced with it
-     * is given back.
+     * is given back. The future and the permit may be one object; rely on neither's identity or class.
      *
      * @param permits the request, {@code 0 <= permits <= maxPermits()}
      * @return a future of the permit

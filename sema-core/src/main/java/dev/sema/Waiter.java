@@ -13,13 +13,14 @@ import java.util.concurrent.CompletableFuture;
  * caller. Its outcome is decided once, by a CAS of {@link #status} away from {@link #WAITING}; the links
  * are guarded by the semaphore's lock.
  *
- * <p>An async waiter is also the future its caller holds, and, once granted without leak detection, the
- * Permit that future is completed with: one object where a request, its future and its grant used to be
- * three. As a future it follows {@link GivingUpFuture}: any completion from outside withdraws the waiter
- * first, so dependent stages already see the semaphore without it, and the semaphore completes it only
- * through {@code completeInternally}; a grant that loses that race gives its permits back. When
- * {@code obtrudeValue}, {@code obtrudeException} or {@code completeAsync} bypass the withdrawal, the waiter
- * stays queued until its turn, when its grant is given straight back. No permit is lost.
+ * <p>An async waiter is also the future its caller holds, and, once granted while neither leak detection
+ * tracks its Permit nor a listener times it, the Permit that future is completed with: one object where a
+ * request, its future and its grant used to be three. As a future it follows {@link GivingUpFuture}: any
+ * completion from outside withdraws the waiter first, so dependent stages already see the semaphore without
+ * it, and the semaphore completes it only through {@code completeInternally}; a grant that loses that race
+ * gives its permits back. When {@code obtrudeValue}, {@code obtrudeException} or {@code completeAsync}
+ * bypass the withdrawal, the waiter stays queued until its turn, when its grant is given straight back. No
+ * permit is lost.
  *
  * <p>As a Permit its count is {@link #held}, moved only by atomic operations like every LocalPermit's. It
  * is 0 until the grant adds {@link #requested} to it (an add, not a store: whoever casts the pending future
@@ -67,8 +68,6 @@ final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
 
     /** As a Permit: what it holds (see the class comment). */
     private volatile long held;
-    /** As a Permit: when it was granted, for listeners; written before the future is completed. */
-    private long grantedAt = Listeners.UNTIMED;
 
     // Queue links, guarded by the semaphore's lock.
     Waiter prev;
@@ -122,8 +121,7 @@ final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
     }
 
     /** Makes this waiter its own grant, before its future is completed with it. */
-    Waiter grant(long at) {
-        grantedAt = at;
+    Waiter grant() {
         HELD.getAndAdd(this, requested);
         return this;
     }
@@ -168,18 +166,18 @@ final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
 
     @Override
     public LocalPermit fork(long permits) {
-        return grantedAt == Listeners.UNTIMED ? new PlainPermit(semaphore, permits)
-                : new TimedPermit(semaphore, permits, grantedAt);
+        return new PlainPermit(semaphore, permits);
     }
 
+    /** Untimed: a grant that a listener times gets a TimedPermit instead. */
     @Override
     public long grantedAt() {
-        return grantedAt;
+        return Listeners.UNTIMED;
     }
 
     /** A Permit's description once it is one (granted), else the future's. */
     @Override
     public String toString() {
-        return getNow(null) == this ? LocalPermit.describe(this) : super.toString();
+        return state() == State.SUCCESS && resultNow() == this ? LocalPermit.describe(this) : super.toString();
     }
 }

@@ -224,6 +224,48 @@ class AsyncPermitTest {
     }
 
     @Test
+    void withAListenerTheGrantIsATimedPermitThatReportsItsHoldTime() throws Exception {
+        Semaphore s = Semaphore.create(1);
+        AtomicLong heldNanos = new AtomicLong(-2);
+        s.addListener(new SemaphoreListener() {
+            @Override
+            public void released(Semaphore semaphore, long permits, long nanos) {
+                heldNanos.set(nanos);
+            }
+        });
+        Permit blocker = s.acquire();
+        CompletableFuture<Permit> f = s.acquireAsync(1);
+        blocker.close();
+        Permit p = result(f);
+        assertThat(p).isInstanceOf(TimedPermit.class).isNotSameAs(f);
+        p.close();
+        assertThat(heldNanos.get()).as("hold time of a timed grant").isNotNegative();
+        assertThat(s.availablePermits()).isEqualTo(1);
+    }
+
+    @Test
+    void aFutureThatFailedDescribesItselfWithoutThrowing() throws Exception {
+        Semaphore s = Semaphore.create(1);
+        Permit blocker = s.acquire();
+        CompletableFuture<Permit> cancelled = s.acquireAsync(1);
+        CompletableFuture<Permit> timedOut = s.acquireAsync(1, java.time.Duration.ofMillis(1));
+        CompletableFuture<Permit> closed = s.acquireAsync(1);
+        CompletableFuture<Void> idle = s.awaitIdleAsync();
+        cancelled.cancel(false);
+        assertThat(Attempt.async("timed out", timedOut).failure()).isInstanceOf(java.util.concurrent.TimeoutException.class);
+        idle.cancel(false);
+        s.close();
+        assertThat(closed).isCompletedExceptionally();
+        for (CompletableFuture<?> f : List.of(cancelled, timedOut, closed, idle)) {
+            assertThat(f.toString()).contains("Completed exceptionally");
+        }
+        CompletableFuture<Permit> pending = Semaphore.builder().permits(0).maxPermits(1).build().acquireAsync(1);
+        assertThat(pending.toString()).contains("Not completed");
+        pending.cancel(false);
+        blocker.close();
+    }
+
+    @Test
     void aGrantThatLosesToAnObtrudedValueGoesBack() throws Exception {
         Semaphore s = Semaphore.create(2);
         Permit blocker = s.acquire(2);

@@ -7,14 +7,13 @@ import dev.sema.internal.Checks;
  * monitor, or by exchange or compare-and-set), so every permit leaves exactly once: released, moved to another Permit, or forgotten.
  * Where the count is stored is left to the implementation: in the object itself ({@link PlainPermit}),
  * beside it where a leak detector can still reach it once the Permit is unreachable ({@link TrackedPermit}),
- * or in the future of an async request, which is completed with itself: a queued request once granted
- * ({@link Waiter}), or one granted at once ({@link ReadyPermit}).
+ * or in the future of an async request, which is completed with itself ({@link FuturePermit}).
  *
  * <p>An interface rather than a base class so that those futures, which must extend
  * {@code CompletableFuture}, can be the Permit they are completed with: one object for the request, its
  * future and its grant.
  */
-sealed interface LocalPermit extends Permit permits PlainPermit, TrackedPermit, Waiter, ReadyPermit {
+sealed interface LocalPermit extends Permit permits PlainPermit, TrackedPermit, FuturePermit {
 
     LocalSemaphore semaphore();
 

@@ -510,7 +510,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         }
         ReadyPermit p = new ReadyPermit(this, permits);
         ended(Outcome.GRANTED, permits);
-        return p;
+        return p.future();
     }
 
     /** A queued request granted: reports it (I7) and hands out the Permit. */

@@ -1,12 +1,10 @@
 package dev.sema;
 
 import dev.sema.internal.GivingUpFuture;
-import dev.sema.internal.Listeners;
 import dev.sema.internal.Outcome;
 import dev.sema.internal.WaitEvent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * A queued request of a {@link LocalSemaphore}: a blocked thread ({@code thread != null}) or an async
@@ -22,32 +20,27 @@ import java.util.concurrent.CompletableFuture;
  * bypass the withdrawal, the waiter stays queued until its turn, when its grant is given straight back. No
  * permit is lost.
  *
- * <p>As a Permit its count is {@link #held}, moved only by atomic operations like every LocalPermit's. It
- * is 0 until the grant adds {@link #requested} to it (an add, not a store: whoever casts the pending future
+ * <p>As a Permit (see {@link FuturePermit}) its count is 0 until the grant adds {@link #requested} to it (an add, not a store: whoever casts the pending future
  * to a Permit and merges into it keeps what they merged), and the grant is added before the future is
  * completed, so a dependent stage never sees its Permit empty. A blocked waiter is never handed out as a
  * Permit: it would keep its thread reachable for as long as the Permit lives.
  */
-final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
+final class Waiter extends FuturePermit {
     static final int WAITING = 0;
     static final int GRANTED = 1;
     static final int CANCELLED = 2;
     static final int CLOSED = 3;
 
     private static final VarHandle STATUS;
-    private static final VarHandle HELD;
 
     static {
         try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            STATUS = lookup.findVarHandle(Waiter.class, "status", int.class);
-            HELD = lookup.findVarHandle(Waiter.class, "held", long.class);
+            STATUS = MethodHandles.lookup().findVarHandle(Waiter.class, "status", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    final LocalSemaphore semaphore;
     /** The permits this request asks for. */
     final long requested;
     /** An awaitIdle waiter: needs nothing held, takes nothing. */
@@ -66,9 +59,6 @@ final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
      */
     volatile boolean woken;
 
-    /** As a Permit: what it holds (see the class comment). */
-    private volatile long held;
-
     // Queue links, guarded by the semaphore's lock.
     Waiter prev;
     Waiter next;
@@ -80,7 +70,7 @@ final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
     Waiter nextDone;
 
     Waiter(LocalSemaphore semaphore, long requested, boolean idle, Thread thread) {
-        this.semaphore = semaphore;
+        super(semaphore, 0);
         this.requested = requested;
         this.idle = idle;
         this.thread = thread;
@@ -92,12 +82,6 @@ final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
 
     boolean async() {
         return thread == null;
-    }
-
-    /** This waiter's future, typed for what its caller asked. */
-    @SuppressWarnings("unchecked")
-    <T> CompletableFuture<T> future() {
-        return (CompletableFuture<T>) this;
     }
 
     // ---------------------------------------------------------------- as a future
@@ -122,62 +106,18 @@ final class Waiter extends GivingUpFuture<Object> implements LocalPermit {
 
     /** Makes this waiter its own grant, before its future is completed with it. */
     Waiter grant() {
-        HELD.getAndAdd(this, requested);
+        addHeld(requested);
         return this;
     }
 
     /** Takes back the grant of a waiter whose future was completed from outside first: at most what it has. */
     long revoke() {
         for (;;) {
-            long h = held;
+            long h = permits();
             long n = Math.min(h, requested);
-            if (n <= 0 || HELD.compareAndSet(this, h, h - n)) {
+            if (n <= 0 || casHeld(h, h - n)) {
                 return Math.max(n, 0);
             }
         }
-    }
-
-    // ---------------------------------------------------------------- as a Permit
-
-    @Override
-    public LocalSemaphore semaphore() {
-        return semaphore;
-    }
-
-    @Override
-    public long permits() {
-        return held;
-    }
-
-    @Override
-    public long getAndClear() {
-        return (long) HELD.getAndSet(this, 0L);
-    }
-
-    @Override
-    public boolean casHeld(long expected, long next) {
-        return HELD.compareAndSet(this, expected, next);
-    }
-
-    @Override
-    public void addHeld(long n) {
-        HELD.getAndAdd(this, n);
-    }
-
-    @Override
-    public LocalPermit fork(long permits) {
-        return new PlainPermit(semaphore, permits);
-    }
-
-    /** Untimed: a grant that a listener times gets a TimedPermit instead. */
-    @Override
-    public long grantedAt() {
-        return Listeners.UNTIMED;
-    }
-
-    /** A Permit's description once it is one (granted), else the future's. */
-    @Override
-    public String toString() {
-        return state() == State.SUCCESS && resultNow() == this ? LocalPermit.describe(this) : super.toString();
     }
 }

@@ -115,7 +115,15 @@ class ParallelStressTest {
         int runningAfter = probe.inFlight.get();
         done.set(true);
         if (interrupter != null) {
-            interrupter.join();
+            // the interrupter may have read done before it was set and interrupt this join: keep waiting
+            while (true) {
+                try {
+                    interrupter.join();
+                    break;
+                } catch (InterruptedException late) {
+                    // cleared by the catch; the run is over, so it is not this round's business
+                }
+            }
         }
         Thread.interrupted(); // an interrupt that came after the run is not this round's business
 
@@ -148,8 +156,13 @@ class ParallelStressTest {
         }
         assertThat(reported).as("%s: reported failures are distinct", label).doesNotHaveDuplicates();
         if (form == Form.MAP_ASYNC) {
-            // stages cancelled by the stop may still fail afterwards, where nobody can report it
-            assertThat(thrownByCalls).as(label).containsAll(reported);
+            // stages cancelled by the stop may still fail afterwards, where nobody can report it; such a
+            // late failure may be added while this reads, so read a copy taken under the set's lock
+            List<Throwable> thrownSoFar;
+            synchronized (thrownByCalls) {
+                thrownSoFar = new ArrayList<>(thrownByCalls);
+            }
+            assertThat(thrownSoFar).as(label).containsAll(reported);
         } else {
             assertThat(reported).as("%s: exactly the genuine failures", label)
                     .containsExactlyInAnyOrderElementsOf(thrownByCalls);

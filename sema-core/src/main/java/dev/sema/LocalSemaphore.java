@@ -42,7 +42,9 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      *
      * Invariants:
      *  I1: available == limit - held, where held (>= 0) is what unreleased Permits hold; limit is in
-     *      0..ceiling. available may be negative after the limit was lowered.
+     *      0..ceiling. available may be negative after the limit was lowered. Whenever the lock is free:
+     *      a critical section that releases permits holds them in hand (neither available nor held),
+     *      grants them straight to the waiters they serve, and adds the rest before it unlocks.
      *  I2: QUEUED is set iff the queue is not empty, IDLE iff it holds an idle waiter. Both are changed
      *      only under the lock, in the same CAS that reads `available`, so a release that saw QUEUED clear
      *      (and added its permits without the lock) happened before any waiter decided to queue.
@@ -186,11 +188,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         Waiter done = null;
         if (!tryReleaseFast(permits)) {
             lock.lock();
-            try {
-                addAvailable(permits);
-            } finally {
-                done = unlockServed();
-            }
+            done = unlockServed(permits);
         }
         listeners.released(permits, grantedAt);
         finish(done);
@@ -605,11 +603,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     private void releaseSlow(long permits) {
         lock.lock();
-        try {
-            addAvailable(permits);
-        } finally {
-            unlockServing();
-        }
+        finish(unlockServed(permits));
     }
 
     /** Keeps a forgotten Permit's permits consumed: limit and held both drop (I1), limit not below 0. */
@@ -618,14 +612,10 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         long oldLimit;
         long newLimit;
         lock.lock();
-        try {
-            oldLimit = limit;
-            newLimit = Math.max(0, oldLimit - permits);
-            limit = newLimit;
-            addAvailable(newLimit - oldLimit + permits);
-        } finally {
-            done = unlockServed();
-        }
+        oldLimit = limit;
+        newLimit = Math.max(0, oldLimit - permits);
+        limit = newLimit;
+        done = unlockServed(newLimit - oldLimit + permits); // >= 0: what the floor at 0 leaves over
         listeners.limitChanged(oldLimit, newLimit); // before the grants it made are told
         finish(done);
     }
@@ -651,10 +641,19 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     /** {@link #unlockServing()} without the finishing: returns the done chain, for the caller to finish. */
     private Waiter unlockServed() {
+        return unlockServed(0);
+    }
+
+    /**
+     * {@link #unlockServed()} for a section that releases {@code handed} (>= 0) permits: they are not
+     * added to {@code state} first but handed to the waiters they serve (see serveHeadsLocked), and the
+     * rest is added before the unlock.
+     */
+    private Waiter unlockServed(long handed) {
         Waiter done;
         Thread woken;
         try {
-            serveLocked();
+            serveLocked(handed);
         } finally {
             done = doneFirst;
             woken = wake;
@@ -669,18 +668,41 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         return done;
     }
 
-    /** Grants head waiters while they fit (I3, I5), moving each to the done chain (I6). */
-    private void serveLocked() {
+    /**
+     * Grants head waiters while they fit (I3, I5), moving each to the done chain (I6); {@code handed}
+     * permits (>= 0) were released in this section and are not yet in {@code state}.
+     */
+    private void serveLocked(long handed) {
+        long left = handed;
         do {
-            serveHeadsLocked();
+            left = serveHeadsLocked(left);
+            if (left != 0) {
+                addAvailable(left);
+                left = 0;
+            }
         } while (!updateFlagsLocked());
     }
 
-    private void serveHeadsLocked() {
+    /**
+     * Serves the heads that fit, taking their permits from {@code handed} first and from {@code state}
+     * for the rest, in one CAS at most per grant: a release that grants the head it serves then moves
+     * nothing through {@code state} at all. Until the section ends, the handed permits are neither
+     * available nor held (I1 counts them back when added or granted), and nobody but this section can
+     * see them, so none of them can be granted twice. Returns what is left of {@code handed}.
+     */
+    private long serveHeadsLocked(long handed) {
         for (Waiter w = head; w != null; w = head) {
             if (w.status != Waiter.WAITING) {
                 unlink(w); // withdrawn; its owner will find it unlinked
                 continue;
+            }
+            if (w.idle || (fairness == Fairness.BARGING && !w.async())) {
+                // these read `state` alone: an idle waiter counts what is held, a woken head takes its
+                // permits from `state` itself, so the handed permits go there first
+                if (handed != 0) {
+                    addAvailable(handed);
+                    handed = 0;
+                }
             }
             if (fairness == Fairness.BARGING && !w.async() && !w.idle) {
                 // A blocked head takes its permits itself (takeWoken); nobody behind it is served first (I5).
@@ -688,27 +710,35 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                     w.woken = true;
                     wake = w.thread;
                 }
-                return;
+                return handed;
             }
             if (w.idle) {
                 if (limit - available(state) != 0) {
-                    return;
+                    return handed;
                 }
                 if (!w.casStatus(Waiter.WAITING, Waiter.GRANTED)) {
                     unlink(w);
                     continue;
                 }
             } else {
-                long need = w.requested << SHIFT;
-                long s;
-                do {
-                    s = state;
-                    if (available(s) < w.requested) {
-                        return;
-                    }
-                } while (!casState(s, s - need));
+                long need = w.requested;
+                if (handed >= need && state >= 0) {
+                    // available is not negative, and what others may take meanwhile (a barging fast path
+                    // takes only what is there) leaves it so: the handed permits serve this head alone
+                    handed -= need;
+                } else {
+                    long lack = need - handed; // <= 0 when a negative `available` gets the surplus
+                    long s;
+                    do {
+                        s = state;
+                        if (available(s) + handed < need) {
+                            return handed;
+                        }
+                    } while (!casState(s, s - (lack << SHIFT)));
+                    handed = 0;
+                }
                 if (!w.casStatus(Waiter.WAITING, Waiter.GRANTED)) {
-                    addAvailable(w.requested); // keeps I4: withdrawn between the check and the grant
+                    handed += need; // keeps I4: withdrawn between the check and the grant
                     unlink(w);
                     continue;
                 }
@@ -716,6 +746,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
             unlink(w);
             decidedLocked(w);
         }
+        return handed;
     }
 
     /** Appends a decided, unlinked waiter to the done chain (I6). */

@@ -140,6 +140,55 @@ class ResizeTest {
         checkInvariants(s);
     }
 
+    @ParameterizedTest
+    @EnumSource(AcquireStyle.class)
+    void aReleaseThatLiftsANegativeAvailablePastTheHeadGrantsItAndLeavesTheRest(AcquireStyle style) {
+        Semaphore s = semaphore(5, 5);
+        Permit held = s.tryAcquire(5).orElseThrow();
+        s.setPermits(4);
+        assertThat(s.availablePermits()).isEqualTo(-1);
+        Attempt<Permit> a = style.startQueued(attempts, s, 1);
+        held.release(1);
+        assertThat(s.availablePermits()).isZero();
+        assertThat(s.queueLength()).as("0 free serves nobody").isEqualTo(1);
+        held.release(3); // 3 free: the head takes 1, 2 stay free
+        Permit p = a.join();
+        assertThat(s.availablePermits()).isEqualTo(2);
+        assertThat(held.permits()).isEqualTo(1);
+        checkInvariants(s);
+        p.close();
+        held.close();
+        assertThat(s.availablePermits()).isEqualTo(4);
+        checkInvariants(s);
+    }
+
+    @ParameterizedTest
+    @EnumSource(AcquireStyle.class)
+    void oneReleaseServesTheHeadsItCoversTogetherWithWhatIsFreeAndLeavesTheRestFree(AcquireStyle style) {
+        Semaphore s = semaphore(8, 8);
+        Permit held = s.tryAcquire(7).orElseThrow();
+        Attempt<Permit> a = style.startQueued(attempts, s, 3);
+        Attempt<Permit> b = style.startQueued(attempts, s, 2);
+        Attempt<Permit> c = style.startQueued(attempts, s, 4);
+        held.release(1);
+        assertThat(s.availablePermits()).as("1 released + 1 free < 3").isEqualTo(2);
+        assertThat(s.queueLength()).isEqualTo(3);
+        held.release(5); // 7 free: a takes 3 (1 of them was free before), b takes 2, c (4) does not fit
+        Permit pa = a.join();
+        Permit pb = b.join();
+        assertThat(s.availablePermits()).isEqualTo(2);
+        assertThat(s.queueLength()).isEqualTo(1);
+        checkInvariants(s);
+        pa.close(); // 5 free: c takes 4
+        Permit pc = c.join();
+        assertThat(s.availablePermits()).isEqualTo(1);
+        pb.close();
+        pc.close();
+        held.close();
+        assertThat(s.availablePermits()).isEqualTo(8);
+        checkInvariants(s);
+    }
+
     @Test
     void reducePermitsBelowWhatIsHeldNeverRevokes() {
         Semaphore s = semaphore(4, 4);

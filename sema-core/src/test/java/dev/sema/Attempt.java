@@ -88,7 +88,7 @@ final class Attempt<T> {
         try {
             return outcome.get(Waiting.PATIENCE.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
-            throw new AssertionError(label + " failed", e.getCause());
+            throw new AssertionError(label + " failed: " + e.getCause(), e.getCause());
         } catch (InterruptedException | TimeoutException | CancellationException e) {
             throw new AssertionError(label + " did not succeed in time", e);
         }

@@ -58,7 +58,8 @@ class ParallelStressTest {
             t.join(TimeUnit.SECONDS.toMillis(60));
             assertThat(t.isAlive()).as("%s is stuck", label).isFalse();
             if (roundFailure.get() != null) {
-                throw new AssertionError(label, roundFailure.get());
+                // the cause in the message too: a build summary prints only the message
+                throw new AssertionError(label + ": " + roundFailure.get(), roundFailure.get());
             }
         }
     }

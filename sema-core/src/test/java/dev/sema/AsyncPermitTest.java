@@ -5,36 +5,20 @@ import static dev.sema.Waiting.result;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The Permit of an async request is its own future: a queued request once granted (see {@link Waiter}),
- * or one granted at once ({@link ReadyPermit}). The Permit rules, and the races PermitTest runs on a
- * blocking grant, run here on those kinds. Every test first checks that it holds the kind it means, so none
- * passes by testing another.
+ * or one granted at once ({@link ReadyPermit}). The Permit rules run here on those kinds (PermitRaceTest
+ * races each kind). Every test first checks that it holds the kind it means, so none passes by testing
+ * another.
  */
 class AsyncPermitTest {
-    private final ExecutorService pool = Executors.newFixedThreadPool(2);
-
-    @AfterEach
-    void tearDown() throws InterruptedException {
-        pool.shutdownNow();
-        assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-    }
-
     /** A grant of {@code n} to an async request that queued behind all of {@code s}'s permits. */
     private static Permit queuedGrant(Semaphore s, long n) throws Exception {
         Permit blocker = s.acquire(s.availablePermits());
@@ -45,20 +29,6 @@ class AsyncPermitTest {
         assertThat(p).as("the request is its own grant").isSameAs(f).isInstanceOf(Waiter.class);
         assertThat(p.permits()).isEqualTo(n);
         return p;
-    }
-
-    private void race(Callable<?> a, Callable<?> b) throws Exception {
-        CyclicBarrier start = new CyclicBarrier(2);
-        Future<?> fa = pool.submit(() -> {
-            start.await();
-            return a.call();
-        });
-        Future<?> fb = pool.submit(() -> {
-            start.await();
-            return b.call();
-        });
-        fa.get(Waiting.PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        fb.get(Waiting.PATIENCE.toSeconds(), TimeUnit.SECONDS);
     }
 
     @ParameterizedTest
@@ -105,68 +75,6 @@ class AsyncPermitTest {
         p.close();
         assertThat(s.availablePermits()).isEqualTo(1);
         checkInvariants(s);
-    }
-
-    @Test
-    void racingClosesReleaseOnce() throws Exception {
-        Semaphore s = Semaphore.create(3);
-        for (int i = 0; i < 300; i++) {
-            Permit p = queuedGrant(s, 2);
-            race(() -> {
-                p.close();
-                return null;
-            }, () -> {
-                p.close();
-                return null;
-            });
-            assertThat(p.permits()).isZero();
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(3);
-            checkInvariants(s);
-        }
-    }
-
-    @Test
-    void racingMergeAndCloseReleaseEveryPermitExactlyOnce() throws Exception {
-        Semaphore s = Semaphore.create(4);
-        for (int i = 0; i < 300; i++) {
-            Permit q = queuedGrant(s, 2);
-            Permit p = s.acquire(2);
-            race(() -> {
-                p.merge(q);
-                return null;
-            }, () -> {
-                q.close();
-                return null;
-            });
-            assertThat(q.permits()).isZero();
-            assertThat(p.permits()).isIn(2L, 4L);
-            p.close();
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(4);
-            checkInvariants(s);
-        }
-    }
-
-    @Test
-    void racingSplitAndCloseLoseNothing() throws Exception {
-        Semaphore s = Semaphore.create(4);
-        for (int i = 0; i < 300; i++) {
-            Permit p = queuedGrant(s, 4);
-            List<Permit> parts = new ArrayList<>();
-            race(() -> {
-                try {
-                    parts.add(p.split(3));
-                } catch (IllegalArgumentException closedFirst) {
-                    assertThat(p.permits()).isZero();
-                }
-                return null;
-            }, () -> {
-                p.close();
-                return null;
-            });
-            parts.forEach(Permit::close);
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(4);
-            checkInvariants(s);
-        }
     }
 
     /**
@@ -313,24 +221,6 @@ class AsyncPermitTest {
         assertThat(forgotten).isInstanceOf(ReadyPermit.class);
         forgotten.forget();
         assertThat(s.permits()).isEqualTo(3);
-        checkInvariants(s);
-    }
-
-    @Test
-    void racingClosesOfAnAsyncRequestGrantedAtOnceReleaseOnce() throws Exception {
-        Semaphore s = Semaphore.create(3);
-        for (int i = 0; i < 300; i++) {
-            Permit p = s.acquireAsync(2).join();
-            assertThat(p).isInstanceOf(ReadyPermit.class);
-            race(() -> {
-                p.close();
-                return null;
-            }, () -> {
-                p.close();
-                return null;
-            });
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(3);
-        }
         checkInvariants(s);
     }
 

@@ -4,42 +4,16 @@ import static dev.sema.Waiting.checkInvariants;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class PermitTest {
     private final Attempts attempts = new Attempts();
-    private final ExecutorService pool = Executors.newFixedThreadPool(2);
 
     @AfterEach
     void tearDown() throws InterruptedException {
-        pool.shutdownNow();
-        assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
         attempts.close();
-    }
-
-    /** Runs {@code a} and {@code b} on two threads released together; returns when both are done. */
-    private void race(Callable<?> a, Callable<?> b) throws Exception {
-        CyclicBarrier start = new CyclicBarrier(2);
-        Future<?> fa = pool.submit(() -> {
-            start.await();
-            return a.call();
-        });
-        Future<?> fb = pool.submit(() -> {
-            start.await();
-            return b.call();
-        });
-        fa.get(Waiting.PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        fb.get(Waiting.PATIENCE.toSeconds(), TimeUnit.SECONDS);
     }
 
     @Test
@@ -69,92 +43,6 @@ class PermitTest {
         }
         assertThat(s.availablePermits()).isEqualTo(2);
         checkInvariants(s);
-    }
-
-    @Test
-    void racingClosesReleaseOnce() throws Exception {
-        Semaphore s = Semaphore.create(3);
-        Permit other = s.acquire(1);
-        for (int i = 0; i < 500; i++) {
-            Permit p = s.acquire(2);
-            race(() -> {
-                p.close();
-                return null;
-            }, () -> {
-                p.close();
-                return null;
-            });
-            assertThat(p.permits()).isZero();
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(2);
-            checkInvariants(s);
-        }
-        other.close();
-        checkInvariants(s);
-    }
-
-    @Test
-    void racingPartialReleasesGiveBackExactlyWhatWasHeld() throws Exception {
-        Semaphore s = Semaphore.create(1000);
-        Permit p = s.acquire(1000);
-        race(() -> {
-            for (int i = 0; i < 500; i++) {
-                p.release(1);
-            }
-            return null;
-        }, () -> {
-            for (int i = 0; i < 250; i++) {
-                p.release(2);
-            }
-            return null;
-        });
-        assertThat(p.permits()).isZero();
-        assertThat(s.availablePermits()).isEqualTo(1000);
-        assertThatThrownBy(() -> p.release(1)).isInstanceOf(IllegalArgumentException.class);
-        checkInvariants(s);
-    }
-
-    @Test
-    void racingMergeAndCloseReleaseEveryPermitExactlyOnce() throws Exception {
-        Semaphore s = Semaphore.create(4);
-        for (int i = 0; i < 300; i++) {
-            Permit p = s.acquire(2);
-            Permit q = s.acquire(2);
-            race(() -> {
-                p.merge(q);
-                return null;
-            }, () -> {
-                q.close();
-                return null;
-            });
-            assertThat(q.permits()).isZero();
-            assertThat(p.permits()).isIn(2L, 4L);
-            p.close();
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(4);
-            checkInvariants(s);
-        }
-    }
-
-    @Test
-    void racingSplitAndCloseLoseNothing() throws Exception {
-        Semaphore s = Semaphore.create(4);
-        for (int i = 0; i < 300; i++) {
-            Permit p = s.acquire(4);
-            List<Permit> parts = new ArrayList<>();
-            race(() -> {
-                try {
-                    parts.add(p.split(3));
-                } catch (IllegalArgumentException closedFirst) {
-                    assertThat(p.permits()).isZero();
-                }
-                return null;
-            }, () -> {
-                p.close();
-                return null;
-            });
-            parts.forEach(Permit::close);
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(4);
-            checkInvariants(s);
-        }
     }
 
     @Test

@@ -85,7 +85,8 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      * field               read          write
      * state               volatile      CAS (flags only under lock)
      * limit               volatile      volatile, under lock
-     * queued              volatile      volatile, under lock
+     * queued              volatile      release store, under lock: it only reports the queue's length
+     *                                   and picks whether to spin, so a link or unlink needs no fence
      * head/tail           under lock    under lock
      * doneFirst/doneLast  under lock    under lock
      * wake                under lock    under lock
@@ -107,11 +108,13 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     private static final long FLAGS = CLOSED | QUEUED | IDLE | HEAD_WOKEN;
 
     private static final VarHandle STATE;
+    private static final VarHandle QUEUE_LENGTH;
     private static final AtomicLong NAMES = new AtomicLong();
 
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(LocalSemaphore.class, "state", long.class);
+            QUEUE_LENGTH = MethodHandles.lookup().findVarHandle(LocalSemaphore.class, "queued", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -845,7 +848,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         if (w.idle) {
             idleWaiters++;
         }
-        queued = queued + 1;
+        QUEUE_LENGTH.setRelease(this, queued + 1);
     }
 
     private void unlink(Waiter w) {
@@ -867,7 +870,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         if (w.idle) {
             idleWaiters--;
         }
-        queued = queued - 1;
+        QUEUE_LENGTH.setRelease(this, queued - 1);
     }
 
     /**

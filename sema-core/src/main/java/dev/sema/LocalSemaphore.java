@@ -215,10 +215,10 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
             ended(Outcome.INTERRUPTED, permits);
             throw Failures.interruptedBefore(name, "acquire(" + permits + ")");
         }
-        if (tryFast(permits)) {
-            return granted(permits);
-        }
-        return acquireSlow(permits, false, 0L); // untimed: never null
+        // One allocation site for the Permit, after both paths meet: the JIT can then remove it when it
+        // does not escape, even once the slow path runs (a Permit made on each path would merge and escape).
+        boolean recorded = !tryFast(permits) && acquireSlow(permits, false, 0L) == Slow.GRANTED_RECORDED;
+        return granted(permits, recorded); // untimed: the slow path never times out
     }
 
     @Override
@@ -229,15 +229,16 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
             ended(Outcome.INTERRUPTED, permits);
             throw Failures.interruptedBefore(name, "acquire(" + permits + ", " + timeout + ")");
         }
-        if (tryFast(permits)) {
-            return granted(permits);
+        boolean recorded = false;
+        if (!tryFast(permits)) {
+            long nanos = Timeouts.toNanos(timeout);
+            Slow how = acquireSlow(permits, nanos != Timeouts.FOREVER, Timeouts.deadline(nanos));
+            if (how == Slow.TIMED_OUT) {
+                throw Failures.timedOut(name, permits, timeout);
+            }
+            recorded = how == Slow.GRANTED_RECORDED;
         }
-        long nanos = Timeouts.toNanos(timeout);
-        Permit p = acquireSlow(permits, nanos != Timeouts.FOREVER, Timeouts.deadline(nanos));
-        if (p == null) {
-            throw Failures.timedOut(name, permits, timeout);
-        }
-        return p;
+        return granted(permits, recorded);
     }
 
     @Override
@@ -345,23 +346,37 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         }
     }
 
-    /** A blocking acquire past the fast path; returns null when it timed out (already recorded). */
-    private Permit acquireSlow(long permits, boolean timed, long deadline) throws InterruptedException {
+    /** How a blocking acquire past the fast path ended, when it did not throw. */
+    private enum Slow {
+        /** Granted without queueing; the outcome is still to be recorded. */
+        GRANTED,
+        /** Granted after queueing, and recorded with its wait. */
+        GRANTED_RECORDED,
+        /** Timed out (recorded). */
+        TIMED_OUT
+    }
+
+    /** A blocking acquire past the fast path; the caller makes the Permit of a grant. */
+    private Slow acquireSlow(long permits, boolean timed, long deadline) throws InterruptedException {
         boolean mayQueue = !timed || deadline - System.nanoTime() > 0;
         Waiter w = mayQueue ? observed(new Waiter(this, permits, false, Thread.currentThread())) : null;
         switch (takeOrEnqueue(permits, mayQueue, w)) {
             case TAKEN:
-                return granted(permits);
+                return Slow.GRANTED;
             case CLOSED:
                 ended(Outcome.CLOSED, permits);
                 throw Failures.closed(name, "acquire(" + permits + ")");
             case REFUSED:
                 ended(Outcome.TIMEOUT, permits);
-                return null;
+                return Slow.TIMED_OUT;
             default:
                 break;
         }
-        return awaitGrant(w, timed, deadline) ? granted(w) : null;
+        if (!awaitGrant(w, timed, deadline)) {
+            return Slow.TIMED_OUT;
+        }
+        ended(Outcome.GRANTED, w);
+        return Slow.GRANTED_RECORDED;
     }
 
     /**
@@ -496,8 +511,15 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     /** A request granted {@code permits} without queueing: reports it (I7) and hands out the Permit. */
     private LocalPermit granted(long permits) {
+        return granted(permits, false);
+    }
+
+    /** Hands out the Permit of a grant, and reports it (I7) unless that was done with its wait. */
+    private LocalPermit granted(long permits, boolean recorded) {
         LocalPermit p = newPermit(permits);
-        ended(Outcome.GRANTED, permits);
+        if (!recorded) {
+            ended(Outcome.GRANTED, permits);
+        }
         return p;
     }
 
@@ -512,13 +534,6 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         ReadyPermit p = new ReadyPermit(this, permits);
         ended(Outcome.GRANTED, permits);
         return p.future();
-    }
-
-    /** A queued request granted: reports it (I7) and hands out the Permit. */
-    private LocalPermit granted(Waiter w) {
-        LocalPermit p = newPermit(w.requested);
-        ended(Outcome.GRANTED, w);
-        return p;
     }
 
     /** Starts timing a waiter about to queue, only if someone observes (a listener, a JFR recording). */

@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -74,38 +73,48 @@ class PermitRaceTest {
         }
     }
 
+    /** One side of a race, or one round of a test. */
+    @FunctionalInterface
+    private interface Step {
+        void run() throws Exception;
+    }
+
     /** Runs {@code a} and {@code b} on two threads released together; returns when both are done. */
-    private void race(Callable<?> a, Callable<?> b) throws Exception {
+    private void race(Step a, Step b) throws Exception {
         CyclicBarrier start = new CyclicBarrier(2);
         Future<?> fa = pool.submit(() -> {
             start.await();
-            return a.call();
+            a.run();
+            return null;
         });
         Future<?> fb = pool.submit(() -> {
             start.await();
-            return b.call();
+            b.run();
+            return null;
         });
         fa.get(Waiting.PATIENCE.toSeconds(), TimeUnit.SECONDS);
         fb.get(Waiting.PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    /** Runs {@code round} 300 times; after each, every one of {@code s}'s permits is back, exactly once. */
+    private static void rounds(Semaphore s, Step round) throws Exception {
+        long all = s.permits();
+        for (int i = 0; i < 300; i++) {
+            round.run();
+            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(all);
+            checkInvariants(s);
+        }
     }
 
     @ParameterizedTest
     @EnumSource(Kind.class)
     void racingClosesReleaseOnce(Kind kind) throws Exception {
         Semaphore s = Semaphore.create(3);
-        for (int i = 0; i < 300; i++) {
+        rounds(s, () -> {
             Permit p = kind.of(s, 2);
-            race(() -> {
-                p.close();
-                return null;
-            }, () -> {
-                p.close();
-                return null;
-            });
+            race(p::close, p::close);
             assertThat(p.permits()).isZero();
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(3);
-            checkInvariants(s);
-        }
+        });
     }
 
     @ParameterizedTest
@@ -117,12 +126,10 @@ class PermitRaceTest {
             for (int i = 0; i < 500; i++) {
                 p.release(1);
             }
-            return null;
         }, () -> {
             for (int i = 0; i < 250; i++) {
                 p.release(2);
             }
-            return null;
         });
         assertThat(p.permits()).isZero();
         assertThat(s.availablePermits()).isEqualTo(1000);
@@ -134,29 +141,21 @@ class PermitRaceTest {
     @EnumSource(Kind.class)
     void racingMergeAndCloseReleaseEveryPermitExactlyOnce(Kind kind) throws Exception {
         Semaphore s = Semaphore.create(4);
-        for (int i = 0; i < 300; i++) {
+        rounds(s, () -> {
             Permit q = kind.of(s, 2);
             Permit p = s.acquire(2);
-            race(() -> {
-                p.merge(q);
-                return null;
-            }, () -> {
-                q.close();
-                return null;
-            });
+            race(() -> p.merge(q), q::close);
             assertThat(q.permits()).isZero();
             assertThat(p.permits()).isIn(2L, 4L);
             p.close();
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(4);
-            checkInvariants(s);
-        }
+        });
     }
 
     @ParameterizedTest
     @EnumSource(Kind.class)
     void racingSplitAndCloseLoseNothing(Kind kind) throws Exception {
         Semaphore s = Semaphore.create(4);
-        for (int i = 0; i < 300; i++) {
+        rounds(s, () -> {
             Permit p = kind.of(s, 4);
             List<Permit> parts = new ArrayList<>();
             race(() -> {
@@ -165,14 +164,8 @@ class PermitRaceTest {
                 } catch (IllegalArgumentException closedFirst) {
                     assertThat(p.permits()).isZero();
                 }
-                return null;
-            }, () -> {
-                p.close();
-                return null;
-            });
+            }, p::close);
             parts.forEach(Permit::close);
-            assertThat(s.availablePermits()).as("iteration %d", i).isEqualTo(4);
-            checkInvariants(s);
-        }
+        });
     }
 }

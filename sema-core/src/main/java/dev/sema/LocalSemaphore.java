@@ -217,8 +217,15 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         }
         // One allocation site for the Permit, after both paths meet: the JIT can then remove it when it
         // does not escape, even once the slow path runs (a Permit made on each path would merge and escape).
-        boolean recorded = !tryFast(permits) && acquireSlow(permits, false, 0L) == Slow.GRANTED_RECORDED;
-        return granted(permits, recorded); // untimed: the slow path never times out
+        boolean recorded = false;
+        if (!tryFast(permits)) {
+            Slow how = acquireSlow(permits, false, 0L);
+            if (how == Slow.TIMED_OUT) {
+                throw new AssertionError("an untimed acquire timed out"); // never: a grant without permits
+            }
+            recorded = how == Slow.GRANTED_RECORDED;
+        }
+        return granted(permits, recorded);
     }
 
     @Override

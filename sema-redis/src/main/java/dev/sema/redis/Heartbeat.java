@@ -4,7 +4,10 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The renewal heartbeat of one {@link LettuceSemaphore} handle: on the timer thread it checks the local
@@ -20,6 +23,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     reports gone is queued again with the same id, or failed when the semaphore is closed.</li>
  * <li>H4: CANCELs and RELEASEs whose reply was lost (L6) are sent again on every tick until Redis
  *     answers.</li>
+ * <li>H5: a permit's {@code leaseLost()} completes when its local deadline passes, not at the next tick:
+ *     every check of the deadlines (a tick, or a check scheduled by {@link #watch}) ends by watching the
+ *     earliest deadline still ahead, and a deadline that would pass before the next tick gets a check of
+ *     its own at that instant. Checks run on a virtual thread, so a {@code leaseLost()} callback never holds
+ *     up the timer that renews every lease.</li>
  * </ul>
  */
 final class Heartbeat {
@@ -31,6 +39,9 @@ final class Heartbeat {
     private final long renewPeriodNanos;
     private final long tickNanos;
     private final AtomicBoolean inFlight = new AtomicBoolean();
+    /** H5: when the scheduled deadline check runs (nanoTime), or NONE. */
+    private final AtomicLong watchFor = new AtomicLong(NONE);
+    private static final long NONE = Long.MAX_VALUE;
 
     Heartbeat(LettuceSemaphore semaphore, long leaseNanos, long marginNanos, long renewPeriodNanos, long tickNanos) {
         this.semaphore = semaphore;
@@ -51,10 +62,10 @@ final class Heartbeat {
                 return;
             }
             resendLost(); // keeps H4
+            semaphore.owner().execute(this::checkDeadlines); // keeps H5
             long now = System.nanoTime();
             boolean due = false;
             for (LettucePermit p : semaphore.held.values()) {
-                p.checkDeadline(now);
                 // Renew a grant a third of the lease after its lease was last set (deadline = sent + lease - margin).
                 due |= p.deadline() - now <= leaseNanos - marginNanos - renewPeriodNanos + tickNanos / 2;
             }
@@ -97,6 +108,48 @@ final class Heartbeat {
         } catch (RuntimeException e) {
             inFlight.set(false);
             LOG.log(System.Logger.Level.WARNING, semaphore.describe() + ": renewal tick failed", e);
+        }
+    }
+
+    /** H5: marks the permits whose deadline passed as lost, then watches the earliest deadline still ahead. */
+    void checkDeadlines() {
+        long now = System.nanoTime();
+        long earliest = NONE;
+        for (LettucePermit p : semaphore.held.values()) {
+            if (p.checkDeadline(now) && (earliest == NONE || p.deadline() - earliest < 0)) {
+                earliest = p.deadline();
+            }
+        }
+        if (earliest != NONE) {
+            watch(earliest);
+        }
+    }
+
+    /**
+     * H5: makes sure the deadlines are checked when {@code deadline} passes: if it passes before the next
+     * tick could see it, and no check is scheduled at or before it, schedules one at that instant.
+     */
+    void watch(long deadline) {
+        long delay = deadline - System.nanoTime();
+        if (delay > tickNanos + tickNanos / 2) {
+            return; // a tick sees it coming, and watches it then
+        }
+        for (;;) {
+            long w = watchFor.get();
+            if (w != NONE && w - deadline <= 0) {
+                return; // an earlier check watches the next deadline when it runs
+            }
+            if (watchFor.compareAndSet(w, deadline)) {
+                break;
+            }
+        }
+        try {
+            semaphore.owner().timer.schedule(() -> {
+                watchFor.compareAndSet(deadline, NONE);
+                semaphore.owner().execute(this::checkDeadlines);
+            }, Math.max(0, delay), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException leaving) {
+            watchFor.compareAndSet(deadline, NONE);
         }
     }
 

@@ -56,6 +56,7 @@ final class LettucePermit implements RedisPermit {
 
     @Override
     public CompletableFuture<Void> leaseLost() {
+        checkDeadline(System.nanoTime()); // H5: a caller that asks right after a pause learns it at once
         return lost.copy();
     }
 
@@ -261,6 +262,18 @@ final class LettucePermit implements RedisPermit {
         }
     }
 
+    /** Before it is handed over: a request of this process renewed the lease (sent when the new deadline says). */
+    void extend(long newDeadline) {
+        lock.lock();
+        try {
+            if (newDeadline - deadline > 0) {
+                deadline = newDeadline;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     void lost(long snapshotEpoch, String why) {
         if (lock.tryLock()) {
             try {
@@ -277,16 +290,20 @@ final class LettucePermit implements RedisPermit {
         return deadline;
     }
 
-    void checkDeadline(long now) {
-        if (now - deadline >= 0 && lock.tryLock()) {
-            try {
-                if (grantId != null && !lost.isDone() && now - deadline >= 0) {
-                    markLost("the lease could not be renewed in time");
-                }
-            } finally {
-                lock.unlock();
-            }
+    /**
+     * Marks the lease lost if its local deadline passed (H5). Without the lock: an operation in flight
+     * holds it for up to a command timeout, and the deadline must be kept all the same; the deadline holds
+     * for the grant under every id it moves to. Returns whether the lease is still believed alive.
+     */
+    boolean checkDeadline(long now) {
+        if (grantId == null || lost.isDone()) {
+            return false;
         }
+        if (now - deadline >= 0) {
+            markLost("the lease could not be renewed in time");
+            return false;
+        }
+        return true;
     }
 
     /** This process leaves: empties the permit and returns the grant id to release, or null. */

@@ -72,6 +72,15 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      another thread): it completes on the I/O thread, and the caller runs acquireReply for it. A
      *      caller that stops waiting for it first (interrupt, its own timeout) hands it to a virtual
      *      thread instead, so every reply is handled exactly once, before or after the caller gave up.
+     *  L9: no permit reaches a caller after its local lease deadline (L3) has passed: by then Redis may
+     *      have ended the grant and handed its permits to another process. A grant that arrives that late
+     *      (a message or reply held up by a partition, a stall, a WAIT for replicas) is confirmed first:
+     *      its ACQUIRE is sent again with the same id, which renews the grant if Redis still holds it (the
+     *      permit then starts from that request) and queues the request again, at the back, if Redis
+     *      ended it. A try-acquire confirms once and gives the grant back if the confirmation is late too;
+     *      a grant that outlived its deadline while waiting for replicas (L7) is given back and the request
+     *      fails. Once handed over, a permit's leaseLost() completes at its deadline unless a renewal
+     *      moved it first (Heartbeat H5), not at the next tick.
      *
      * Threads: replies and messages are handled on virtual threads (RedisSemaphores.execute), ticks on the
      * timer thread; neither blocks on Redis except LettucePermit ops, which hold only that permit's lock.
@@ -247,39 +256,63 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             throw closedLocally(what);
         }
         String id = owner.nextId();
-        long sent = System.nanoTime();
-        Protocol.Acquired a;
-        try {
-            a = owner.await(blocking.acquire(id, handleId, permits, leaseMs, waiterTtlMs, "try"), describe() + ": " + what);
-        } catch (RuntimeException e) {
-            cancelOnServer(id); // the request may still reach Redis: do not let a grant wait for its lease
-            ended(outcomeOf(e), permits);
-            throw e;
-        }
-        switch (a.kind()) {
-            case GRANTED -> {
-                LettucePermit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
-                try {
-                    owner.await(replicated(p, false), describe() + ": " + what);
-                } catch (RuntimeException e) {
-                    p.discard(); // keeps L7
-                    ended(outcomeOf(e), permits);
-                    throw e;
+        for (int attempt = 1;; attempt++) {
+            long sent = System.nanoTime();
+            Protocol.Acquired a;
+            try {
+                a = owner.await(blocking.acquire(id, handleId, permits, leaseMs, waiterTtlMs, "try"),
+                        describe() + ": " + what);
+                if (a.kind() == Protocol.Acquired.Kind.GRANTED && permits > 0 && late(sent)) {
+                    if (attempt == 1) {
+                        continue; // keeps L9: confirm; the same id renews the grant if Redis still holds it
+                    }
+                    throw lateTwice(what);
                 }
-                ended(Outcome.GRANTED, permits);
-                return Optional.of(p);
+            } catch (RuntimeException e) {
+                cancelOnServer(id); // the request may still reach Redis: do not let a grant wait for its lease
+                ended(outcomeOf(e), permits);
+                throw e;
             }
-            case NOT_AVAILABLE -> {
-                ended(refused, permits);
-                return Optional.empty();
+            switch (a.kind()) {
+                case GRANTED -> {
+                    LettucePermit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
+                    try {
+                        owner.await(replicated(p, false).thenRun(() -> requireLive(p)), describe() + ": " + what);
+                    } catch (RuntimeException e) {
+                        p.discard(); // keeps L7 and L9
+                        ended(outcomeOf(e), permits);
+                        throw e;
+                    }
+                    ended(Outcome.GRANTED, permits);
+                    return Optional.of(p);
+                }
+                case NOT_AVAILABLE -> {
+                    ended(refused, permits);
+                    return Optional.empty();
+                }
+                case CLOSED -> {
+                    sawClosed();
+                    ended(Outcome.CLOSED, permits);
+                    throw closedException(what);
+                }
+                case TOO_LARGE -> throw tooLarge(permits, a.value());
+                default -> throw new RedisSemaphoreException(describe() + ": " + what + ": unexpected reply " + a,
+                        null);
             }
-            case CLOSED -> {
-                sawClosed();
-                ended(Outcome.CLOSED, permits);
-                throw closedException(what);
-            }
-            case TOO_LARGE -> throw tooLarge(permits, a.value());
-            default -> throw new RedisSemaphoreException(describe() + ": " + what + ": unexpected reply " + a, null);
+        }
+    }
+
+    /** L9: a try-acquire whose confirmation came back late too; its CANCEL gives the grant back. */
+    private RedisSemaphoreException lateTwice(String what) {
+        return new RedisSemaphoreException(describe() + ": " + what + ": the grant arrived after its lease could"
+                + " have ended, and so did its confirmation; it was given back", null);
+    }
+
+    /** L9: fails if the permit's lease may have ended while it waited for replicas (L7). */
+    private void requireLive(LettucePermit p) {
+        if (p.grantId() != null && System.nanoTime() - p.deadline() >= 0) {
+            throw new RedisSemaphoreException(describe() + ": the grant's lease could have ended while waiting for "
+                    + replicas + " replicas; it was given back", null);
         }
     }
 
@@ -315,10 +348,23 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             ended(Outcome.CLOSED, permits);
             return CompletableFuture.failedFuture(closedLocally(what));
         }
-        String id = owner.nextId();
-        long sent = System.nanoTime();
         CompletableFuture<Permit> result = new CompletableFuture<>();
+        tryAsync(owner.nextId(), what, permits, timeout, result, 1);
+        return result;
+    }
+
+    /** One ACQUIRE of {@link #tryOnceAsync}; a late grant is confirmed once, under the same id (L9). */
+    private void tryAsync(String id, String what, long permits, Duration timeout, CompletableFuture<Permit> result,
+            int attempt) {
+        long sent = System.nanoTime();
         protocol.acquire(id, handleId, permits, leaseMs, waiterTtlMs, "try").whenComplete((a, e) -> {
+            if (e == null && a.kind() == Protocol.Acquired.Kind.GRANTED && permits > 0 && late(sent)) {
+                if (attempt == 1) {
+                    tryAsync(id, what, permits, timeout, result, 2);
+                    return;
+                }
+                e = lateTwice(what);
+            }
             if (e != null) {
                 cancelOnServer(id);
                 RuntimeException failure = owner.asRuntime(describe() + ": " + what, e);
@@ -329,9 +375,9 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             switch (a.kind()) {
                 case GRANTED -> {
                     LettucePermit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
-                    replicated(p, false).whenComplete((ok, notReplicated) -> {
+                    replicated(p, false).thenRun(() -> requireLive(p)).whenComplete((ok, notReplicated) -> {
                         if (notReplicated != null) {
-                            p.discard(); // keeps L7
+                            p.discard(); // keeps L7 and L9
                             RuntimeException failure = owner.asRuntime(describe() + ": " + what, notReplicated);
                             ended(outcomeOf(failure), permits);
                             result.completeExceptionally(failure);
@@ -357,7 +403,6 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                         new RedisSemaphoreException(describe() + ": " + what + ": unexpected reply " + a, null));
             }
         });
-        return result;
     }
 
     /**
@@ -468,16 +513,28 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         }
     }
 
-    /** A queued request was granted (by its own reply, a wake-up message, or a renewal). */
-    @SuppressWarnings("unchecked")
+    /**
+     * A queued request was granted (by its own reply, a wake-up message, or a renewal); {@code base} is when
+     * the request that set the grant's lease in Redis was sent, or an earlier time (L3).
+     */
     void granted(Pending<?> p, long token, long base, boolean pushed) {
+        if (p.permits > 0 && late(base)) {
+            // keeps L9: Redis may have ended this grant and served another process. Still undecided, the
+            // request asks again under its id: renewed if Redis holds it, queued again if not.
+            if (p.isWaiting()) {
+                LOG.log(System.Logger.Level.INFO, () -> describe() + ": the grant of " + p.id + " arrived after its"
+                        + " lease could have ended; confirming it with Redis before handing it over");
+                sendAcquire(p, true);
+            }
+            return;
+        }
         if (!p.decide()) {
             return; // keeps L1: withdrawn, and its CANCEL releases this grant in Redis
         }
         LettucePermit permit = newPermit(p.permits == 0 ? null : p.id, p.permits, token, base);
         waiting.remove(p.id, p); // keeps L2: only now that the permit is in `held`
         if (replicas > 0) {
-            replicated(permit, pushed).whenComplete((ok, notReplicated) -> {
+            replicated(permit, pushed).thenRun(() -> requireLive(permit)).whenComplete((ok, notReplicated) -> {
                 if (notReplicated == null) {
                     handOver(p, permit);
                     return;
@@ -490,6 +547,11 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             return;
         }
         handOver(p, permit);
+    }
+
+    /** Whether a lease set by a request sent at {@code base} may have ended by now (its local deadline passed). */
+    private boolean late(long base) {
+        return System.nanoTime() - (base + leaseNanos - marginNanos) >= 0;
     }
 
     /** Completes a decided request with its permit, or gives the permit back if the caller gave up first. */
@@ -515,9 +577,16 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         if (replicas == 0 || permit.grantId() == null) {
             return CompletableFuture.completedFuture(null);
         }
-        CompletableFuture<?> ownWrite = pushed
-                ? protocol.acquire(permit.grantId(), handleId, permit.permits(), leaseMs, waiterTtlMs, "try")
-                : CompletableFuture.completedFuture(null);
+        CompletableFuture<?> ownWrite = CompletableFuture.completedFuture(null);
+        if (pushed) {
+            long sent = System.nanoTime();
+            ownWrite = protocol.acquire(permit.grantId(), handleId, permit.permits(), leaseMs, waiterTtlMs, "try")
+                    .thenAccept(a -> {
+                        if (a.kind() == Protocol.Acquired.Kind.GRANTED) {
+                            permit.extend(sent + leaseNanos - marginNanos); // it renewed the lease (L3)
+                        }
+                    });
+        }
         long timeoutMillis = Math.max(1, replicasTimeout.toMillis());
         return ownWrite.thenCompose(x -> owner.waitForReplicas(replicas, timeoutMillis)).thenAccept(acked -> {
             if (acked < replicas) {
@@ -707,6 +776,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                 listeners.now());
         if (grantId != null) {
             held.put(grantId, p);
+            heartbeat.watch(p.deadline()); // keeps H5 for a grant handed over with little of its lease left
         }
         return p;
     }

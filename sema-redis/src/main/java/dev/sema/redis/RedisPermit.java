@@ -36,8 +36,12 @@ import java.util.concurrent.CompletableFuture;
  * and this process's {@link RedisSemaphores} is open. {@link #leaseLost()} completes when Redis reports
  * that the grant is gone (its lease ran out, for example after a long pause, or the data was lost in a
  * restart) or when renewals kept failing until the lease must be assumed to have run out, judged with
- * {@code System.nanoTime()} from when the last successful renewal was sent. Once lost, the permit is no
- * longer renewed; {@link #close()} still tries to release it and never fails.
+ * {@code System.nanoTime()} from when the last successful renewal was sent: at the instant that local
+ * deadline (the lease less a tenth) passes, not at the next renewal, so it completes before Redis can hand
+ * the permits to another process. Calling {@link #leaseLost()} checks the deadline too, so a thread that
+ * asks right after its process was paused learns it at once. Once lost, the permit is no longer renewed;
+ * {@link #close()} still tries to release it and never fails. A permit is never handed over after its
+ * deadline (see <em>Late grants</em> in {@link RedisSemaphore}).
  *
  * <h2>Thread safety</h2>
  * All methods are thread-safe. Operations on one permit are serialised; each is one round trip to

@@ -57,6 +57,23 @@ import java.util.Objects;
  * renews it while the permit is open, and a crashed holder's permits come back when it ends. See
  * {@link RedisPermit}.
  *
+ * <h2>Late grants</h2>
+ * This process judges, with {@code System.nanoTime()}, when a lease could have ended in Redis: the lease,
+ * less a tenth, after the request that set it was sent. A grant that reaches the process after that
+ * instant (a wake-up message or a reply held up by a network partition, a stalled process, a slow
+ * {@link Builder#replicas WAIT}) is never handed over as it is, since Redis may already have given its
+ * permits to another process:
+ * <ul>
+ *   <li>A queued acquire asks Redis again under the same request id: if Redis still holds the grant, it
+ *       renews the lease and the {@code Permit} is handed over with a fresh one; if Redis ended it, the
+ *       request queues again, at the back, still bound by its timeout. The caller only sees a longer wait.
+ *   <li>A {@code tryAcquire}, or an acquire with a timeout of zero, confirms the same way once; if the
+ *       confirmation comes back late too, the grant is given back and the call fails with
+ *       {@link RedisSemaphoreException}.
+ *   <li>A grant whose lease could have ended while it waited for replicas is given back, and the acquire
+ *       fails with {@link RedisSemaphoreException}.
+ * </ul>
+ *
  * <h2>Cancellation</h2>
  * As in {@link Semaphore}: a timed-out, interrupted or cancelled request is withdrawn in Redis; a grant
  * that raced with the withdrawal is released by Redis in the same step, so no permit is lost. If Redis

@@ -2,11 +2,22 @@ package dev.sema.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.sema.Permit;
 import dev.sema.testing.FaultProxy;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -86,5 +97,287 @@ class RedisNetworkFaultTest extends RedisTestSupport {
         assertThat(sa.availablePermits()).isEqualTo(1);
         assertThat(sa.queueLength()).isZero();
         checkInvariants();
+    }
+
+    @Test
+    @Timeout(60)
+    void partitionedHolderLearnsItLostTheLeaseBeforeAnotherProcessIsGranted() throws Exception {
+        RedisSemaphore sw = leased(w, 2);
+        RedisSemaphore sc = leased(b, 2);
+        RedisPermit cutOff = (RedisPermit) sw.acquire(2);
+        AtomicLong lostAt = new AtomicLong();
+        cutOff.leaseLost().thenRun(() -> lostAt.set(System.nanoTime()));
+        AtomicLong grantedAt = new AtomicLong();
+        CompletableFuture<Permit> next = sc.acquireAsync(2);
+        next.thenRun(() -> grantedAt.set(System.nanoTime()));
+        awaitQueueLength(sc, 1);
+
+        proxy.partition(FaultProxy.Direction.BOTH);
+        RedisPermit c = (RedisPermit) next.get(20, TimeUnit.SECONDS);
+        await("the grant's time recorded", () -> grantedAt.get() != 0);
+        assertThat(lostAt.get()).as("leaseLost() completed before the permits went to another process").isNotZero();
+        assertThat(grantedAt.get() - lostAt.get()).isPositive();
+        assertThat(c.fencingToken()).isGreaterThan(cutOff.fencingToken());
+        proxy.heal();
+
+        cutOff.close(); // Redis no longer holds it: nothing is released twice
+        c.close();
+        everyPermitBack(sc, 2);
+    }
+
+    @Test
+    @Timeout(60)
+    void acquireSentIntoAPartitionFailsOnceAndLeavesNothingBehind() throws Exception {
+        RedisSemaphore sw = leased(w, 2);
+        proxy.partition(FaultProxy.Direction.BOTH);
+        // Blocking, timed and async: each fails once with Redis unreachable; the held ACQUIREs reach Redis
+        // when the partition heals, and the CANCELs sent after them withdraw or release what they got.
+        assertThatThrownBy(() -> sw.acquire(1)).isInstanceOf(RedisSemaphoreException.class);
+        assertThatThrownBy(() -> sw.acquire(1, Duration.ofSeconds(5))).isInstanceOf(RedisSemaphoreException.class);
+        CompletableFuture<Permit> async = sw.acquireAsync(2);
+        assertThatThrownBy(() -> async.get(20, TimeUnit.SECONDS)).hasCauseInstanceOf(RedisSemaphoreException.class);
+        assertThatThrownBy(() -> sw.tryAcquire(1)).isInstanceOf(RedisSemaphoreException.class);
+        proxy.heal();
+        everyPermitBack(leased(b, 2), 2);
+        RedisSemaphore sc = leased(b, 2);
+        Permit p = sc.acquire(2); // nothing was left queued or held by the partitioned requests
+        p.close();
+    }
+
+    @Test
+    @Timeout(60)
+    void releaseSentIntoAPartitionTakesEffectOnceItHeals() throws Exception {
+        RedisSemaphore sw = leased(w, 1);
+        RedisSemaphore sc = leased(b, 1);
+        Permit held = sw.acquire();
+        CompletableFuture<Permit> next = sc.acquireAsync(1);
+        awaitQueueLength(sc, 1);
+        proxy.partition(FaultProxy.Direction.BOTH);
+        held.close(); // never throws: the RELEASE waits in the partition, and is sent again until answered
+        Thread.sleep(300);
+        proxy.heal();
+        Permit c = next.get(20, TimeUnit.SECONDS);
+        c.close();
+        everyPermitBack(sc, 1);
+    }
+
+    @Test
+    @Timeout(60)
+    void renewalHeldUpByAShortPartitionKeepsTheLease() throws Exception {
+        RedisSemaphore sw = leased(w, 1);
+        RedisSemaphore sc = leased(b, 1);
+        RedisPermit held = (RedisPermit) sw.acquire();
+        for (int i = 0; i < 3; i++) {
+            // Shorter than the lease's tenth of margin after a renewal: the lease is kept through it.
+            await("a renewal just went through", () -> ((LettucePermit) held).deadline() - System.nanoTime()
+                    > TimeUnit.MILLISECONDS.toNanos(1_600));
+            proxy.partition(FaultProxy.Direction.BOTH);
+            Thread.sleep(500);
+            assertThat(sc.tryAcquire()).isEmpty();
+            proxy.heal();
+        }
+        assertThat(held.leaseLost()).isNotDone();
+        assertThat(sc.tryAcquire()).isEmpty();
+        held.close();
+        everyPermitBack(sc, 1);
+    }
+
+    @Test
+    @Timeout(60)
+    void cancelSentIntoAPartitionReleasesTheGrantThatRacedWithIt() throws Exception {
+        RedisSemaphore sa = leased(a, 1);
+        RedisSemaphore sw = leased(w, 1);
+        Permit holder = sa.acquire();
+        CompletableFuture<Permit> cut = sw.acquireAsync(1);
+        awaitQueueLength(sw, 1);
+        proxy.partition(FaultProxy.Direction.BOTH);
+        assertThat(cut.cancel(false)).isTrue(); // the CANCEL waits in the partition
+        holder.close(); // Redis grants w's request before the CANCEL reaches it
+        await("granted in Redis", () -> sa.queueLength() == 0);
+        Thread.sleep(300);
+        proxy.heal();
+        assertThatThrownBy(cut::join).isInstanceOf(CancellationException.class);
+        everyPermitBack(sa, 1);
+    }
+
+    @Test
+    @Timeout(90)
+    void latencyOf50MsEachWayFailsNothingAndKeepsTheLimit() throws Exception {
+        proxy.latency(Duration.ofMillis(50));
+        RedisSemaphores slowOwn = w;
+        long limit = 3;
+        RedisSemaphore slow = slowOwn.semaphore(name).permits(limit).build(); // default lease: 30 s
+        RedisSemaphore fast = a.semaphore(name).permits(limit).build();
+        Beliefs beliefs = new Beliefs(limit);
+        List<Throwable> failures = run(16, 15, (i, random) -> {
+            RedisSemaphore s = i % 2 == 0 ? slow : fast;
+            long n = 1 + random.nextInt(2);
+            Permit p = random.nextBoolean() ? s.acquire(n) : s.acquireAsync(n).get(30, TimeUnit.SECONDS);
+            beliefs.believe(p);
+            Thread.sleep(random.nextInt(20));
+            beliefs.close(p);
+        });
+        assertThat(failures).isEmpty();
+        assertThat(beliefs.granted()).isEqualTo(16 * 15);
+        assertThat(beliefs.lost()).isZero();
+        beliefs.check();
+        everyPermitBack(fast, limit);
+    }
+
+    @Test
+    @Timeout(120)
+    void repeatedResetsNeverLetMoreHoldersThanTheLimitAndLoseNothing() throws Exception {
+        long limit = 3;
+        RedisSemaphore cutOff = leased(w, limit);
+        RedisSemaphore direct = leased(a, limit);
+        Beliefs beliefs = new Beliefs(limit);
+        AtomicLong refused = new AtomicLong();
+        AtomicLong timedOut = new AtomicLong();
+        ExecutorService resetter = Executors.newSingleThreadExecutor();
+        Future<?> resets = resetter.submit(() -> {
+            for (int i = 0; i < 12; i++) {
+                Thread.sleep(250);
+                proxy.resetAll();
+            }
+            return null;
+        });
+        List<Throwable> failures = run(12, 25, (i, random) -> {
+            RedisSemaphore s = i % 3 == 0 ? direct : cutOff;
+            long n = 1 + random.nextInt(2);
+            Permit p;
+            try {
+                p = switch (random.nextInt(3)) {
+                    case 0 -> s.acquire(n, Duration.ofSeconds(2));
+                    case 1 -> s.acquireAsync(n, Duration.ofSeconds(2)).get(30, TimeUnit.SECONDS);
+                    default -> s.tryAcquire(n).orElse(null);
+                };
+            } catch (RedisSemaphoreException e) {
+                refused.incrementAndGet(); // Redis unreachable for a moment: one clear failure
+                return;
+            } catch (TimeoutException e) {
+                timedOut.incrementAndGet();
+                return;
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (e.getCause() instanceof RedisSemaphoreException) {
+                    refused.incrementAndGet();
+                    return;
+                }
+                if (e.getCause() instanceof TimeoutException) {
+                    timedOut.incrementAndGet();
+                    return;
+                }
+                throw e;
+            }
+            if (p != null) {
+                beliefs.believe(p);
+                Thread.sleep(random.nextInt(30));
+                beliefs.close(p);
+            }
+        });
+        resets.get(60, TimeUnit.SECONDS);
+        resetter.shutdown();
+        assertThat(failures).isEmpty();
+        beliefs.check();
+        System.out.println("resets: " + beliefs.granted() + " granted, " + refused + " refused (Redis unreachable), "
+                + timedOut + " timed out, " + beliefs.lost() + " leases lost, max believed held " + beliefs.max());
+        everyPermitBack(direct, limit);
+    }
+
+    @Test
+    @Timeout(60)
+    void wakeUpsPartitionedAloneStillReachTheirWaitersThroughTheHeartbeat() throws Exception {
+        RedisSemaphore sa = leased(a, 1);
+        RedisSemaphore sw = leased(w, 1);
+        proxy.partition(FaultProxy.Direction.BOTH, FaultProxy.Link::subscriber);
+        long tickMillis = 2_000 / 3;
+        long longest = 0;
+        for (int i = 0; i < 4; i++) {
+            Permit holder = sa.acquire();
+            CompletableFuture<Permit> waiter = sw.acquireAsync(1);
+            awaitQueueLength(sa, 1);
+            long released = System.nanoTime();
+            holder.close();
+            Permit p = waiter.get(20, TimeUnit.SECONDS); // its message is cut off: the heartbeat finds the grant
+            longest = Math.max(longest, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released));
+            p.close();
+        }
+        System.out.println("wake-ups cut off: longest stall " + longest + " ms (heartbeat " + tickMillis + " ms)");
+        // Bounded by the heartbeat, with room for a busy machine; without it the waiters would hang.
+        assertThat(longest).isLessThan(tickMillis + 2_000);
+        proxy.heal();
+        everyPermitBack(sa, 1);
+    }
+
+    @Test
+    @Timeout(60)
+    void partitionLongerThanTheLeaseOnBothSidesHandsEverythingOnAndLosesNothing() throws Exception {
+        try (FaultProxy second = FaultProxy.start("127.0.0.1", server.port());
+                RedisSemaphores w2 = RedisSemaphores.connect(second.redisUri("timeout=1s"))) {
+            RedisSemaphore holderSide = leased(w, 2);
+            RedisSemaphore waiterSide = w2.semaphore(name).permits(2).lease(LEASE).build();
+            RedisSemaphore sc = leased(b, 2);
+            Beliefs beliefs = new Beliefs(2);
+            Permit held = beliefs.believe(holderSide.acquire(2));
+            CompletableFuture<Permit> cutWaiter = waiterSide.acquireAsync(2);
+            awaitQueueLength(sc, 1);
+            CompletableFuture<Permit> direct = sc.acquireAsync(2);
+            awaitQueueLength(sc, 2);
+
+            proxy.partition(FaultProxy.Direction.BOTH);
+            second.partition(FaultProxy.Direction.BOTH);
+            // The holder's lease ends, the cut-off waiter's entry is reaped, the direct waiter is served.
+            Permit c = beliefs.believe(direct.get(20, TimeUnit.SECONDS));
+            Thread.sleep(LEASE.toMillis());
+            proxy.heal();
+            second.heal();
+
+            Thread.sleep(1_000); // the cut-off waiter queues again, behind c
+            assertThat(cutWaiter).isNotDone();
+            beliefs.close(c);
+            Permit again = beliefs.believe(cutWaiter.get(20, TimeUnit.SECONDS));
+            beliefs.close(again);
+            beliefs.close(held);
+            beliefs.check();
+            assertThat(beliefs.lost()).isEqualTo(1);
+            everyPermitBack(sc, 2);
+        }
+    }
+
+    /** Every permit back, nobody waiting, Redis's bookkeeping intact: within a lease and a heartbeat. */
+    private void everyPermitBack(RedisSemaphore s, long limit) {
+        await("every permit back and nobody waiting", () -> s.availablePermits() == limit && s.queueLength() == 0);
+        checkInvariants();
+    }
+
+    interface Worker {
+        void run(int worker, Random random) throws Exception;
+    }
+
+    /** Runs {@code rounds} of {@code body} on each of {@code workers} virtual threads; returns their failures. */
+    private static List<Throwable> run(int workers, int rounds, Worker body) throws InterruptedException {
+        long seed = System.nanoTime();
+        System.out.println("seed " + seed);
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < workers; i++) {
+            int id = i;
+            Random random = new Random(seed + i);
+            threads.add(Thread.ofVirtual().start(() -> {
+                try {
+                    for (int r = 0; r < rounds; r++) {
+                        body.run(id, random);
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(80));
+            if (t.isAlive()) {
+                failures.add(new AssertionError("a worker is stuck: " + t));
+            }
+        }
+        return failures;
     }
 }

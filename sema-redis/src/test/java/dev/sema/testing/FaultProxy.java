@@ -273,7 +273,7 @@ public final class FaultProxy implements AutoCloseable {
             return id;
         }
 
-        /** @return whether the client sent a SUBSCRIBE or SSUBSCRIBE on it (a pub/sub connection) */
+        /** @return whether the client sent a Redis SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE on it (a pub/sub connection) */
         public boolean subscriber() {
             return subscriber;
         }
@@ -366,16 +366,27 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
+    /** RESP commands that make a connection a pub/sub one: each name as a bulk string, first in its command. */
+    private static final byte[][] SUBSCRIBE_COMMANDS = {
+        "\r\n$9\r\nSUBSCRIBE\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+        "\r\n$10\r\nSSUBSCRIBE\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+        "\r\n$10\r\nPSUBSCRIBE\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII)};
+
+    /**
+     * Whether {@code chunk} holds a SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE command (matched in its RESP form,
+     * {@code *<n>\r\n$9\r\nSUBSCRIBE\r\n}, so that a script whose text mentions the word does not count).
+     */
     private static boolean containsSubscribe(byte[] chunk) {
-        byte[] word = "SUBSCRIBE".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        outer:
-        for (int i = 0; i + word.length <= chunk.length; i++) {
-            for (int j = 0; j < word.length; j++) {
-                if (Character.toUpperCase(chunk[i + j]) != word[j]) {
-                    continue outer;
+        for (byte[] word : SUBSCRIBE_COMMANDS) {
+            outer:
+            for (int i = 0; i + word.length <= chunk.length; i++) {
+                for (int j = 0; j < word.length; j++) {
+                    if (Character.toUpperCase(chunk[i + j]) != word[j]) {
+                        continue outer;
+                    }
                 }
+                return true;
             }
-            return true;
         }
         return false;
     }

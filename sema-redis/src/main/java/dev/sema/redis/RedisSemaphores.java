@@ -5,6 +5,8 @@ import dev.sema.internal.Timeouts;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisChannelWriter;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisFuture;
@@ -24,6 +26,8 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.pubsub.RedisClusterPubSubAdapter;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.protocol.CommandExpiryWriter;
+import io.lettuce.core.protocol.DefaultEndpoint;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
@@ -79,7 +83,10 @@ import java.util.function.Supplier;
  * Redis is down fails at once with {@link RedisSemaphoreException} instead of waiting; the connection
  * itself reconnects in the background. Lettuce re-sends a command that was in flight when a connection
  * dropped: every script is idempotent per request id, so a re-sent acquire, release or renewal changes
- * nothing twice.
+ * nothing twice. A connection that brings no reply at all for a command timeout while commands wait for
+ * one (Redis stalled, or a half-open connection whose peer is gone without a word, which TCP alone may not
+ * notice for many minutes) is closed and opened again (W1; standalone and Sentinel connections, not those
+ * of a cluster client, which Lettuce manages per node).
  *
  * <h2>Closing</h2>
  * {@link #close()} ends this process's participation only (see {@link RedisSemaphore}).
@@ -109,6 +116,9 @@ public final class RedisSemaphores implements AutoCloseable {
     final Duration commandTimeout;
     final ScheduledThreadPoolExecutor timer;
     final ExecutorService callbacks;
+    /** W1: when the command connection last brought a reply, and when it was last closed for want of one. */
+    private volatile long lastReply = System.nanoTime();
+    private final AtomicLong lastReset = new AtomicLong(System.nanoTime());
     /** For tests: ignore the server ending a shard subscription, as if it were lost without notice. */
     volatile boolean ignoreShardUnsubscribe;
 
@@ -496,29 +506,63 @@ public final class RedisSemaphores implements AutoCloseable {
      */
     CompletableFuture<List<Object>> eval(Script script, String[] keys, String[] args, boolean direct) {
         CompletableFuture<List<Object>> result = new CompletableFuture<>();
+        long sent = System.nanoTime();
         try {
             RedisFuture<List<Object>> first = commands.evalsha(script.sha(), ScriptOutputType.MULTI, keys, args);
             first.whenComplete((value, failure) -> {
                 if (failure != null && unwrap(failure) instanceof RedisNoScriptException) {
+                    replied();
                     try {
                         RedisFuture<List<Object>> second = commands.eval(script.source(), ScriptOutputType.MULTI,
                                 keys, args);
-                        second.whenComplete((v, f) -> deliver(result, v, f, direct));
+                        second.whenComplete((v, f) -> deliver(result, v, f, direct, sent));
                     } catch (RuntimeException e) {
-                        deliver(result, null, e, direct);
+                        deliver(result, null, e, direct, sent);
                     }
                 } else {
-                    deliver(result, value, failure, direct);
+                    deliver(result, value, failure, direct, sent);
                 }
             });
         } catch (RuntimeException e) {
-            deliver(result, null, e, direct);
+            deliver(result, null, e, direct, sent);
         }
         if (!direct) {
-            failAfter(result, commandTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(200),
-                    () -> new TimeoutException("no reply within " + commandTimeout));
+            failAfter(result, commandTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(200), () -> {
+                noReply(sent);
+                return new TimeoutException("no reply within " + commandTimeout);
+            });
         }
         return result;
+    }
+
+    /** W1: a reply came back on the command connection. */
+    private void replied() {
+        lastReply = System.nanoTime();
+    }
+
+    /**
+     * W1: a command sent at {@code sent} got no reply within the command timeout. If nothing at all came back
+     * on the connection since then, the connection is stalled or half-open (its peer gone without a word):
+     * it is closed, and Lettuce connects again. At most once per command timeout.
+     */
+    private void noReply(long sent) {
+        long now = System.nanoTime();
+        long last = lastReset.get();
+        if (lastReply - sent >= 0 || now - last < commandTimeout.toNanos() || closed.get()
+                || !lastReset.compareAndSet(last, now)) {
+            return;
+        }
+        if (connection instanceof RedisChannelHandler<?, ?> handler) {
+            RedisChannelWriter writer = handler.getChannelWriter();
+            while (writer instanceof CommandExpiryWriter expiry) {
+                writer = expiry.getDelegate();
+            }
+            if (writer instanceof DefaultEndpoint endpoint) {
+                LOG.log(System.Logger.Level.WARNING, "no reply from Redis for " + commandTimeout + " while commands"
+                        + " waited: the connection is closed and opened again (stalled, or half-open)");
+                endpoint.disconnect();
+            }
+        }
     }
 
     /**
@@ -564,7 +608,12 @@ public final class RedisSemaphores implements AutoCloseable {
     }
 
     private void deliver(CompletableFuture<List<Object>> result, List<Object> value, Throwable failure,
-            boolean direct) {
+            boolean direct, long sent) {
+        if (failure == null) {
+            replied();
+        } else if (unwrap(failure) instanceof RedisCommandTimeoutException) {
+            noReply(sent);
+        }
         Runnable complete = () -> {
             if (failure != null) {
                 result.completeExceptionally(unwrap(failure));

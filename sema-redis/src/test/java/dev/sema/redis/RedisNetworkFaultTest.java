@@ -343,6 +343,36 @@ class RedisNetworkFaultTest extends RedisTestSupport {
         }
     }
 
+    @Test
+    @Timeout(60)
+    void halfOpenConnectionsAreFoundAndOpenedAgainAfterTheLeaseWasGivenUpInTime() throws Exception {
+        RedisSemaphore sw = leased(w, 1);
+        RedisSemaphore sc = leased(b, 1);
+        RedisPermit held = (RedisPermit) sw.acquire();
+        AtomicLong lostAt = new AtomicLong();
+        held.leaseLost().thenRun(() -> lostAt.set(System.nanoTime()));
+        CompletableFuture<Permit> next = sc.acquireAsync(1);
+        awaitQueueLength(sc, 1);
+
+        proxy.halfOpen(); // Redis sees w leave; w is never told, and hears nothing more
+        RedisPermit c = (RedisPermit) next.get(20, TimeUnit.SECONDS);
+        long grantedAt = System.nanoTime();
+        assertThat(lostAt.get()).as("w gave its lease up before c was granted").isNotZero();
+        assertThat(grantedAt - lostAt.get()).isPositive();
+        c.close();
+        // W1: with no reply for a command timeout, w's connection is closed and opened again: w works again.
+        await("w reaches Redis again", () -> {
+            try {
+                sw.tryAcquire().ifPresent(Permit::close);
+                return true;
+            } catch (RedisSemaphoreException e) {
+                return false;
+            }
+        });
+        held.close();
+        everyPermitBack(sc, 1);
+    }
+
     /** Every permit back, nobody waiting, Redis's bookkeeping intact: within a lease and a heartbeat. */
     private void everyPermitBack(RedisSemaphore s, long limit) {
         await("every permit back and nobody waiting", () -> s.availablePermits() == limit && s.queueLength() == 0);

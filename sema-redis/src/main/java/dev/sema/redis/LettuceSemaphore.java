@@ -124,6 +124,11 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private volatile ScheduledFuture<?> ticker;
     /** For tests: stops sending renewals, as a process that hangs would (local deadlines still apply). */
     volatile boolean renewalsSuspended;
+    /**
+     * For the chaos run's deliberately broken build only (set by reflection): hands late grants over as they
+     * are, breaking L9, so that the run's checker can show it catches what that lets through.
+     */
+    private static volatile boolean lateGrantsUnchecked;
 
     /**
      * What a builder chose: see {@link RedisSemaphore.Builder}.
@@ -310,7 +315,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /** L9: fails if the permit's lease may have ended while it waited for replicas (L7). */
     private void requireLive(LettucePermit p) {
-        if (p.grantId() != null && System.nanoTime() - p.deadline() >= 0) {
+        if (p.grantId() != null && System.nanoTime() - p.deadline() >= 0 && !lateGrantsUnchecked) {
             throw new RedisSemaphoreException(describe() + ": the grant's lease could have ended while waiting for "
                     + replicas + " replicas; it was given back", null);
         }
@@ -551,7 +556,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /** Whether a lease set by a request sent at {@code base} may have ended by now (its local deadline passed). */
     private boolean late(long base) {
-        return System.nanoTime() - (base + leaseNanos - marginNanos) >= 0;
+        return System.nanoTime() - (base + leaseNanos - marginNanos) >= 0 && !lateGrantsUnchecked;
     }
 
     /** Completes a decided request with its permit, or gives the permit back if the caller gave up first. */

@@ -167,6 +167,16 @@ public final class HistoryWriter implements AutoCloseable {
     }
 
     /**
+     * Returns the history of the events written so far, for a writer in memory.
+     *
+     * @return the history, in time order
+     * @throws IllegalStateException for a file writer (read the file with {@link HistoryReader})
+     */
+    public History history() {
+        return History.of(events());
+    }
+
+    /**
      * Closes the file; later writes fail. Idempotent; a writer in memory keeps its lines.
      *
      * @throws UncheckedIOException if the file could not be closed

@@ -1,6 +1,7 @@
 package dev.sema.testing.history;
 
 import dev.sema.testing.history.Event.Fault;
+import dev.sema.testing.history.Report.StaleOverlap;
 import dev.sema.testing.history.Timeline.Run;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -29,6 +30,17 @@ import java.util.TreeSet;
  *
  * <h2>Rules</h2>
  * <ol>
+ *   <li><b>Limit.</b> For each semaphore, at every instant, the permits believed held do not exceed its
+ *       declared limit (a sweep over the beliefs; intervals are half-open, so a release and a grant at the
+ *       same instant do not overlap). A process stopped with SIGSTOP can neither act nor hear that its
+ *       lease ran out, and after SIGCONT its timers need a moment to fire: its beliefs do not count from
+ *       its {@code stop} until its {@code cont} plus the <em>grace</em> (default 250 ms), and count again
+ *       after that if they have not ended. An overlap that exists only because of such paused beliefs is
+ *       no violation but a <em>stale overlap</em>, listed with its length; for each paused holder in it,
+ *       every grant of the semaphore invoked after the holder's {@code ok} must have a higher token (so a
+ *       resource that checks tokens refuses the holder when it resumes), or the holder is a
+ *       {@link Violation.Rule#STALE_FENCING} violation. Grants invoked before that {@code ok} are left out:
+ *       they were concurrent with the holder's grant and may rightly have been granted first.
  *   <li value="3"><b>One outcome.</b> Each invoke has exactly one {@code ok} or {@code fail}; no event names a
  *       request that was not invoked (or an id invoked twice); no {@code lost} or {@code release} before
  *       the {@code ok}; no second {@code release}; no event of a process after its {@code exit} or
@@ -135,8 +147,10 @@ public final class Checker {
     public Report check(History history) {
         Timeline t = Timeline.build(history);
         List<Violation> violations = new ArrayList<>(t.violations);
+        List<StaleOverlap> stale = new ArrayList<>();
         List<String> notes = new ArrayList<>(history.notes());
         notes.addAll(t.notes);
+        LimitRule.check(t, options.grace().toNanos(), violations, stale);
 
         violations.sort(Comparator.comparingLong(Violation::nanos));
         Context context = new Context(t, options.context());
@@ -163,9 +177,10 @@ public final class Checker {
                 longestPause = Math.max(longestPause, until - p[0]);
             }
         }
+        stale.sort(Comparator.comparingLong(StaleOverlap::start));
         return new Report(t.first(), t.last(), processes.size(), t.runs.size(), t.declared.size(),
                 t.requests.size(), t.requests.stream().filter(r -> r.ok != null).count(), t.excused, fails, faults,
-                pauses, Duration.ofNanos(longestPause), List.of(), Optional.empty(), Optional.empty(),
+                pauses, Duration.ofNanos(longestPause), stale, Optional.empty(), Optional.empty(),
                 withContext, notes, options);
     }
 

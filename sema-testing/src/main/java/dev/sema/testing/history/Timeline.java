@@ -132,6 +132,47 @@ final class Timeline {
         }
     }
 
+    /** A semaphore's grants, by invoke time, for "the lowest token of a grant that started after t". */
+    static final class Grants {
+        final List<Request> byInvoke;
+        /** lowestFrom[i]: the grant of lowest token among byInvoke[i..]. */
+        private final Request[] lowestFrom;
+
+        Grants(List<Request> grants) {
+            byInvoke = new ArrayList<>(grants);
+            byInvoke.sort(Comparator.comparingLong(Request::invokedAt));
+            lowestFrom = new Request[byInvoke.size()];
+            for (int i = byInvoke.size() - 1; i >= 0; i--) {
+                Request r = byInvoke.get(i);
+                lowestFrom[i] = i + 1 < lowestFrom.length && lowestFrom[i + 1].token() < r.token() ? lowestFrom[i + 1] : r;
+            }
+        }
+
+        /** Returns the grant of lowest token among those invoked strictly after t, or null. */
+        Request lowestInvokedAfter(long t) {
+            int lo = 0;
+            int hi = byInvoke.size();
+            while (lo < hi) {
+                int mid = (lo + hi) >>> 1;
+                if (byInvoke.get(mid).invokedAt() <= t) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            return lo < lowestFrom.length ? lowestFrom[lo] : null;
+        }
+
+        /** Returns how many grants were invoked strictly after t. */
+        int countInvokedAfter(long t) {
+            int n = 0;
+            for (int i = byInvoke.size() - 1; i >= 0 && byInvoke.get(i).invokedAt() > t; i--) {
+                n++;
+            }
+            return n;
+        }
+    }
+
     final History history;
     final String[] semaphoreOf;
     final Map<String, Declare> declared = new LinkedHashMap<>();

@@ -41,7 +41,10 @@ import java.util.TreeSet;
  *       resource that checks tokens refuses the holder when it resumes), or the holder is a
  *       {@link Violation.Rule#STALE_FENCING} violation. Grants invoked before that {@code ok} are left out:
  *       they were concurrent with the holder's grant and may rightly have been granted first.
- *   <li value="3"><b>One outcome.</b> Each invoke has exactly one {@code ok} or {@code fail}; no event names a
+ *   <li><b>Fencing tokens.</b> For each semaphore, no two grants share a token, and a grant invoked after
+ *       another's {@code ok} has a higher token. Zero-permit grants are held to both (sema-redis gives them
+ *       fresh tokens from the same counter).
+ *   <li><b>One outcome.</b> Each invoke has exactly one {@code ok} or {@code fail}; no event names a
  *       request that was not invoked (or an id invoked twice); no {@code lost} or {@code release} before
  *       the {@code ok}; no second {@code release}; no event of a process after its {@code exit} or
  *       {@code kill}, so an exit comes after all outcomes. A request without outcome is excused only if its
@@ -151,6 +154,7 @@ public final class Checker {
         List<String> notes = new ArrayList<>(history.notes());
         notes.addAll(t.notes);
         LimitRule.check(t, options.grace().toNanos(), violations, stale);
+        TokenRule.check(t, violations);
 
         violations.sort(Comparator.comparingLong(Violation::nanos));
         Context context = new Context(t, options.context());

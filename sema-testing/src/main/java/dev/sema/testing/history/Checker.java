@@ -14,7 +14,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -51,6 +50,14 @@ import java.util.TreeSet;
  *       process was killed; otherwise it is a violation (the process exited or started again without it,
  *       or the history ends while it hangs).
  *   <li><b>No hung process.</b> A run that began with {@code start} ends with {@code exit} or {@code kill}.
+ *   <li><b>Recovery.</b> Every {@code final} shows used == 0 and queued == 0. At each {@code sample},
+ *       the stranded permits are {@code used} minus the permits believed held then (paused holders
+ *       included); a run of samples with stranded permits is a stretch, from its first sample to its last,
+ *       and one shorter than the <em>noise</em> threshold (default 200 ms) is dropped, since a grant reaches
+ *       Redis a few ms before its {@code ok} line. A stretch lasting more than the semaphore's lease plus
+ *       the <em>slack</em> (default 1 s) past the end of the last fault (or, in a run without faults, from
+ *       its start) is a violation. The report gives the longest stretch, and the longest measured from
+ *       the end of the last fault that ended before the stretch did.
  * </ol>
  * Besides, every semaphore used must be declared, and declared alike by everyone.
  *
@@ -155,6 +162,8 @@ public final class Checker {
         notes.addAll(t.notes);
         LimitRule.check(t, options.grace().toNanos(), violations, stale);
         TokenRule.check(t, violations);
+        RecoveryRule.Result recovery = RecoveryRule.check(t, options.slack().toNanos(), options.noise().toNanos(),
+                violations, notes);
 
         violations.sort(Comparator.comparingLong(Violation::nanos));
         Context context = new Context(t, options.context());
@@ -184,7 +193,7 @@ public final class Checker {
         stale.sort(Comparator.comparingLong(StaleOverlap::start));
         return new Report(t.first(), t.last(), processes.size(), t.runs.size(), t.declared.size(),
                 t.requests.size(), t.requests.stream().filter(r -> r.ok != null).count(), t.excused, fails, faults,
-                pauses, Duration.ofNanos(longestPause), stale, Optional.empty(), Optional.empty(),
+                pauses, Duration.ofNanos(longestPause), stale, recovery.longest(), recovery.longestAfterFault(),
                 withContext, notes, options);
     }
 

@@ -17,12 +17,18 @@ import java.util.Objects;
  */
 public sealed interface Event {
 
-    /** The {@code System.nanoTime()} instant of the event. */
+    /**
+     * Returns when the event happened.
+     *
+     * @return a {@code System.nanoTime()} instant
+     */
     long nanos();
 
     /**
-     * The process the event is about: its author, or for {@code kill}, {@code stop} and {@code cont} the
-     * process the scheduler acted on.
+     * Returns the process the event is about.
+     *
+     * @return its author, or for {@code kill}, {@code stop} and {@code cont} the process the scheduler
+     *         acted on
      */
     String process();
 
@@ -36,6 +42,7 @@ public sealed interface Event {
      * @param leaseMillis its lease in milliseconds, {@code > 0}
      */
     record Declare(long nanos, String process, String semaphore, long limit, long leaseMillis) implements Event {
+        /** Keeps each name one token of a line, the limit {@code >= 0} and the lease {@code > 0}. */
         public Declare {
             HistoryFormat.name(process);
             HistoryFormat.name(semaphore);
@@ -57,6 +64,7 @@ public sealed interface Event {
      */
     record Invoke(long nanos, String process, long req, String semaphore, long permits, String kind)
             implements Event {
+        /** Keeps each field one token of a line and the permits {@code >= 0}. */
         public Invoke {
             HistoryFormat.name(process);
             HistoryFormat.name(semaphore);
@@ -76,6 +84,7 @@ public sealed interface Event {
      * @param token   the grant's fencing token
      */
     record Ok(long nanos, String process, long req, long token) implements Event {
+        /** Keeps each field one token of a line. */
         public Ok {
             HistoryFormat.name(process);
         }
@@ -91,6 +100,7 @@ public sealed interface Event {
      * @param reason  free text, for example the exception's message
      */
     record Fail(long nanos, String process, long req, Outcome outcome, String reason) implements Event {
+        /** Keeps each field one token of a line. */
         public Fail {
             HistoryFormat.name(process);
             Objects.requireNonNull(outcome, "outcome");
@@ -106,6 +116,7 @@ public sealed interface Event {
      * @param req     the request that granted it
      */
     record Lost(long nanos, String process, long req) implements Event {
+        /** Keeps each field one token of a line. */
         public Lost {
             HistoryFormat.name(process);
         }
@@ -121,6 +132,7 @@ public sealed interface Event {
      * @param req     the request that granted it
      */
     record Release(long nanos, String process, long req) implements Event {
+        /** Keeps each field one token of a line. */
         public Release {
             HistoryFormat.name(process);
         }
@@ -135,6 +147,7 @@ public sealed interface Event {
      * @param kind    which step
      */
     record Lifecycle(long nanos, String process, Kind kind) implements Event {
+        /** Keeps each field one token of a line. */
         public Lifecycle {
             HistoryFormat.name(process);
             Objects.requireNonNull(kind, "kind");
@@ -153,7 +166,11 @@ public sealed interface Event {
             /** The scheduler resumed it with SIGCONT. */
             CONT;
 
-            /** The word a history line uses for this step. */
+            /**
+             * Returns the word a history line uses for this step.
+             *
+             * @return the word
+             */
             public String word() {
                 return name().toLowerCase(Locale.ROOT);
             }
@@ -170,6 +187,7 @@ public sealed interface Event {
      * @param phase   begin or end; a fault with no duration writes both
      */
     record Fault(long nanos, String process, String kind, String target, Phase phase) implements Event {
+        /** Keeps each field one token of a line. */
         public Fault {
             HistoryFormat.name(process);
             kind = HistoryFormat.text(kind);
@@ -184,7 +202,11 @@ public sealed interface Event {
             /** The fault is over. */
             END;
 
-            /** The word a history line uses for this phase. */
+            /**
+             * Returns the word a history line uses for this phase.
+             *
+             * @return the word
+             */
             public String word() {
                 return name().toLowerCase(Locale.ROOT);
             }
@@ -201,6 +223,7 @@ public sealed interface Event {
      * @param queued    requests queued according to Redis
      */
     record Sample(long nanos, String process, String semaphore, long used, long queued) implements Event {
+        /** Keeps each field one token of a line. */
         public Sample {
             HistoryFormat.name(process);
             HistoryFormat.name(semaphore);
@@ -217,6 +240,7 @@ public sealed interface Event {
      * @param queued    requests queued according to Redis
      */
     record Final(long nanos, String process, String semaphore, long used, long queued) implements Event {
+        /** Keeps each field one token of a line. */
         public Final {
             HistoryFormat.name(process);
             HistoryFormat.name(semaphore);
@@ -238,7 +262,11 @@ public sealed interface Event {
         /** Anything else, for example Redis could not be reached. */
         ERROR;
 
-        /** The word a history line uses for this outcome. */
+        /**
+         * Returns the word a history line uses for this outcome.
+         *
+         * @return the word
+         */
         public String word() {
             return name().toLowerCase(Locale.ROOT);
         }

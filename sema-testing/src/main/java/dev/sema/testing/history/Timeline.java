@@ -150,6 +150,16 @@ final class Timeline {
 
         /** Returns the grant of lowest token among those invoked strictly after t, or null. */
         Request lowestInvokedAfter(long t) {
+            int first = firstInvokedAfter(t);
+            return first < lowestFrom.length ? lowestFrom[first] : null;
+        }
+
+        /** Returns how many grants were invoked strictly after t. */
+        int countInvokedAfter(long t) {
+            return byInvoke.size() - firstInvokedAfter(t);
+        }
+
+        private int firstInvokedAfter(long t) {
             int lo = 0;
             int hi = byInvoke.size();
             while (lo < hi) {
@@ -160,16 +170,7 @@ final class Timeline {
                     hi = mid;
                 }
             }
-            return lo < lowestFrom.length ? lowestFrom[lo] : null;
-        }
-
-        /** Returns how many grants were invoked strictly after t. */
-        int countInvokedAfter(long t) {
-            int n = 0;
-            for (int i = byInvoke.size() - 1; i >= 0 && byInvoke.get(i).invokedAt() > t; i--) {
-                n++;
-            }
-            return n;
+            return lo;
         }
     }
 

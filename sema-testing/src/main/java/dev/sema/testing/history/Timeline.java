@@ -56,7 +56,6 @@ final class Timeline {
         final String process;
         /** Its start line, or null if the process wrote none before its first event. */
         final Lifecycle start;
-        final long begin;
         long end = NEVER;
         /** EXIT, KILL, START (started again without either), or null while it has not ended. */
         Lifecycle.Kind endedBy;
@@ -65,10 +64,9 @@ final class Timeline {
         final List<long[]> pauses = new ArrayList<>();
         final Map<Long, Request> requests = new HashMap<>();
 
-        Run(String process, Lifecycle start, long begin) {
+        Run(String process, Lifecycle start) {
             this.process = process;
             this.start = start;
-            this.begin = begin;
         }
 
         boolean ended() {
@@ -262,9 +260,9 @@ final class Timeline {
     }
 
     /** The process's current run, begun implicitly if it has none. */
-    private Run run(String process, long at) {
+    private Run run(String process) {
         return current.computeIfAbsent(process, p -> {
-            Run r = new Run(p, null, at);
+            Run r = new Run(p, null);
             runs.add(r);
             return r;
         });
@@ -283,7 +281,7 @@ final class Timeline {
 
     private String invoke(Invoke v) {
         used.add(v.semaphore());
-        Run run = run(v.process(), v.nanos());
+        Run run = run(v.process());
         if (afterEnd(run, v)) {
             return v.semaphore();
         }
@@ -299,7 +297,7 @@ final class Timeline {
 
     /** The request an event names, or null after reporting it unknown. */
     private Request request(Event event, long req) {
-        Run run = run(event.process(), event.nanos());
+        Run run = run(event.process());
         if (afterEnd(run, event)) {
             return null;
         }
@@ -362,18 +360,18 @@ final class Timeline {
                 if (previous != null && !previous.ended()) {
                     previous.end(at, Lifecycle.Kind.START);
                 }
-                Run r = new Run(p, l, at);
+                Run r = new Run(p, l);
                 runs.add(r);
                 current.put(p, r);
             }
             case EXIT -> {
-                Run r = run(p, at);
+                Run r = run(p);
                 if (!afterEnd(r, l)) {
                     r.end(at, Lifecycle.Kind.EXIT);
                 }
             }
             case KILL -> {
-                Run r = run(p, at);
+                Run r = run(p);
                 if (r.ended()) {
                     notes.add(p + " killed at " + at(at) + " after its " + r.endedBy.word() + " at " + at(r.end)
                             + ": ignored");
@@ -382,7 +380,7 @@ final class Timeline {
                 }
             }
             case STOP -> {
-                Run r = run(p, at);
+                Run r = run(p);
                 if (r.ended() || r.stoppedAt != NEVER) {
                     notes.add(p + " stopped at " + at(at) + (r.ended() ? " after its end" : " while stopped") + ": ignored");
                 } else {
@@ -390,7 +388,7 @@ final class Timeline {
                 }
             }
             case CONT -> {
-                Run r = run(p, at);
+                Run r = run(p);
                 if (r.stoppedAt == NEVER) {
                     notes.add(p + " continued at " + at(at) + " while not stopped: ignored");
                 } else {

@@ -116,8 +116,8 @@ public final class RedisServer implements AutoCloseable {
      *
      * Invariants:
      * I1: process != null iff a process was started by this object and not yet seen to exit or killed here;
-     *     pid is then the pid that the server itself reported (the process's, or a descendant's when a
-     *     wrapper forks).
+     *     once its start has returned, pid is the pid that the server itself reported (the process's, or a
+     *     descendant's when a wrapper forks).
      * I2: this is in LIVE from before its first process starts until close(): the shutdown hook sees every
      *     process that may still run.
      * I3: paused implies process != null.
@@ -777,7 +777,7 @@ public final class RedisServer implements AutoCloseable {
      */
     public long pid() {
         long p = pid;
-        if (process == null) {
+        if (!isRunning()) {
             throw new IllegalStateException(this + " is not running");
         }
         return p;

@@ -46,9 +46,9 @@ import java.util.stream.Stream;
  * <p><b>Start.</b> The server listens on {@code 127.0.0.1} only, on a random free port below the kernel's
  * ephemeral range (so that no client's outgoing connection takes it while the server is down for a restart),
  * with its own directory, no RDB snapshots and, unless {@link Builder#appendOnly()}, no append-only file. A
- * start waits until the server answers, as this process's child, on its port ({@code INFO server}: a server
- * still loading its data answers {@code -LOADING}); should another process take the port in between, the log
- * says {@code Address already in use} and the next port is tried. Every start error carries the end of the
+ * start returns once the server that answers on the port is this process's child ({@code INFO server}) and has
+ * loaded its data ({@code PING} answers {@code +PONG}, not {@code -LOADING}); should another process take the
+ * port in between, the log says {@code Address already in use} and the next port is tried. Every start error carries the end of the
  * server's log. {@link Builder#startTimeout(Duration)} bounds a start, a restart and a stop (10 s by default).
  *
  * <p><b>Life.</b> {@link #stop()} asks for {@code SHUTDOWN NOSAVE} (the append-only file is flushed), then
@@ -632,14 +632,17 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
-     * The pid the server on this port reports ({@code INFO server}), or -1 while nothing answers or it is still
-     * loading its data: the pid tells our process from one another process may have started on the port.
+     * The pid of the server that answers on this port, once it serves commands, or -1 while nothing answers or
+     * it is still loading its data: {@code INFO server} gives its pid, which tells our process from one that
+     * another process may have started on the port, and {@code PING} answers {@code -LOADING} until the data is
+     * loaded (INFO is served meanwhile). Both on one connection: one server's answers.
      */
     private long answeringPid() {
         try {
-            String info = call(1_000, "INFO", "server");
-            int at = info.indexOf("process_id:");
-            if (at < 0) {
+            List<String> replies = exchange(1_000, new String[] {"INFO", "server"}, new String[] {"PING"});
+            String info = replies.get(0);
+            int at = info == null ? -1 : info.indexOf("process_id:");
+            if (at < 0 || !"+PONG".equals(replies.get(1))) {
                 return -1;
             }
             int end = info.indexOf('\r', at);
@@ -650,35 +653,53 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
-     * Sends one command and reads one reply: a status or error line as is, a bulk string's content. Enough for
-     * {@code INFO}, {@code PING}, {@code SET}, {@code GET}, {@code INCR}; not for arrays.
+     * Sends one command and reads its reply: a status or error line as is, a bulk string's content (null for a
+     * missing value). Enough for {@code INFO}, {@code PING}, {@code SET}, {@code GET}, {@code INCR}; not for
+     * arrays.
      */
-    String call(int timeoutMillis, String... args) throws IOException {
+    String call(int timeoutMillis, String... command) throws IOException {
+        return exchange(timeoutMillis, command).get(0);
+    }
+
+    /** Sends the commands on one new connection and reads their replies, as {@link #call} does. */
+    private List<String> exchange(int timeoutMillis, String[]... commands) throws IOException {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), timeoutMillis);
             s.setSoTimeout(timeoutMillis);
-            StringBuilder b = new StringBuilder("*").append(args.length).append("\r\n");
-            for (String a : args) {
-                b.append('$').append(a.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(a).append("\r\n");
+            StringBuilder b = new StringBuilder();
+            for (String[] command : commands) {
+                b.append('*').append(command.length).append("\r\n");
+                for (String a : command) {
+                    b.append('$').append(a.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(a)
+                            .append("\r\n");
+                }
             }
             OutputStream out = s.getOutputStream();
             out.write(b.toString().getBytes(StandardCharsets.UTF_8));
             out.flush();
             InputStream in = s.getInputStream();
-            String first = line(in);
-            if (!first.startsWith("$")) {
-                return first;
+            List<String> replies = new ArrayList<>();
+            for (int i = 0; i < commands.length; i++) {
+                replies.add(reply(in));
             }
-            int length = Integer.parseInt(first.substring(1));
-            if (length < 0) {
-                return null;
-            }
-            byte[] body = in.readNBytes(length + 2);
-            if (body.length != length + 2) {
-                throw new IOException("connection closed in a reply");
-            }
-            return new String(body, 0, length, StandardCharsets.UTF_8);
+            return replies;
         }
+    }
+
+    private static String reply(InputStream in) throws IOException {
+        String first = line(in);
+        if (!first.startsWith("$")) {
+            return first;
+        }
+        int length = Integer.parseInt(first.substring(1));
+        if (length < 0) {
+            return null;
+        }
+        byte[] body = in.readNBytes(length + 2);
+        if (body.length != length + 2) {
+            throw new IOException("connection closed in a reply");
+        }
+        return new String(body, 0, length, StandardCharsets.UTF_8);
     }
 
     private static String line(InputStream in) throws IOException {

@@ -83,6 +83,17 @@ class RedisServerTest {
     }
 
     @Test
+    void aRestartReturnsOnlyOnceTheAppendOnlyFileIsLoaded() throws Exception {
+        try (RedisServer s = RedisServer.builder(binary).appendOnly().start()) {
+            s.call(10_000, "EVAL", "for i = 1, 200000 do redis.call('SET', 'k' .. i, i) end", "0");
+            s.kill();
+            s.restart(); // loading 200,000 writes takes a while: INFO is served meanwhile, but no GET
+            assertThat(s.call(1_000, "DBSIZE")).isEqualTo(":200000");
+            assertThat(s.call(1_000, "GET", "k200000")).isEqualTo("200000");
+        }
+    }
+
+    @Test
     void restartsFromTheAppendOnlyFileWhileAClientKeepsReconnecting() throws Exception {
         try (RedisServer s = RedisServer.builder(binary).appendOnly().start()) {
             int port = s.port();

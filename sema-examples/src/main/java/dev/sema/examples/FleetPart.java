@@ -7,6 +7,7 @@ import dev.sema.Permit;
 import dev.sema.examples.FleetWorker.Keys;
 import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphores;
+import dev.sema.testing.RedisServer;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
@@ -34,8 +35,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
 /**
- * The same semaphore across processes: several JVMs share one {@link RedisSemaphore} through a Redis
- * that the demo starts itself when none is configured (see {@link LocalRedis}).
+ * The same semaphore across processes: several JVMs share one {@link RedisSemaphore} through a Redis: the one
+ * {@code SEMA_REDIS_URI} names, else a {@code redis-server} the demo starts on a random loopback port and stops
+ * at the end ({@link RedisServer}: the installed one, else the one bundled in the {@code embedded-redis} jar,
+ * so the demo runs on a machine with no Redis installed).
  *
  * <p>Worker processes ({@link FleetWorker}) each run many tasks at once on virtual threads through the one
  * semaphore, and count in Redis how many tasks hold a permit across the fleet. A third process takes
@@ -126,20 +129,29 @@ final class FleetPart implements Part {
 
     @Override
     public List<Check> run() throws Exception {
-        Optional<LocalRedis> found = LocalRedis.obtain();
-        if (found.isEmpty()) {
-            terminal.println("No Redis: SEMA_REDIS_URI is not set, no redis-server is installed, and embedded-redis"
-                    + " bundles none for " + System.getProperty("os.name") + "/" + System.getProperty("os.arch") + ".");
+        Optional<String> given = RedisServer.givenUri();
+        if (given.isPresent()) {
+            terminal.println("Redis: the Redis at SEMA_REDIS_URI");
+            return measure(given.get(), true).checks();
+        }
+        RedisServer.Source source = RedisServer.Source.INSTALLED_OR_BUNDLED;
+        Optional<RedisServer.Binary> binary = source.find();
+        if (binary.isEmpty()) {
+            terminal.println("No Redis: SEMA_REDIS_URI is not set, and " + source.missing() + ".");
             return List.of(new Check("skipped: no Redis for this platform", true,
                     "set SEMA_REDIS_URI, or install redis-server"));
         }
-        try (LocalRedis redis = found.get()) {
-            terminal.println("Redis: " + redis.description());
-            return measure(redis).checks();
+        try (RedisServer redis = RedisServer.start(binary.get())) {
+            terminal.println("Redis: " + redis);
+            return measure(redis.uri(), false).checks();
         }
     }
 
-    Measured measure(LocalRedis redis) throws Exception {
+    /**
+     * Runs the fleet against the Redis at {@code uri}; {@code external}: a Redis the demo did not start, whose
+     * keys it deletes at the end.
+     */
+    Measured measure(String uri, boolean external) throws Exception {
         start = System.nanoTime();
         ready = 0;
         going = false;
@@ -147,7 +159,7 @@ final class FleetPart implements Part {
         Keys keys = Keys.of(name);
         this.keys = keys;
         int limit = settings.limit();
-        RedisClient client = RedisClient.create(redis.uri());
+        RedisClient client = RedisClient.create(uri);
         List<Child> children = new ArrayList<>();
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("demo-fleet-status").daemon().factory());
@@ -158,12 +170,12 @@ final class FleetPart implements Part {
             terminal.println(format("RedisSemaphores.connect(uri).semaphore(\"%s\").permits(%d).build(); another"
                     + " JVM holds %d permits.", name, limit, settings.holderPermits()));
             event(format("starting %d JVMs with the same java and class path", settings.workers() + 1));
-            Child holder = Child.start("holder", logs, "hold", redis.uri(), name, Integer.toString(limit),
+            Child holder = Child.start("holder", logs, "hold", uri, name, Integer.toString(limit),
                     Long.toString(settings.holderLease().toMillis()), Integer.toString(settings.holderPermits()));
             children.add(holder);
             List<Child> workers = new ArrayList<>();
             for (int i = 0; i < settings.workers(); i++) {
-                Child worker = Child.start("worker-" + (char) ('A' + i), logs, "work", redis.uri(), name,
+                Child worker = Child.start("worker-" + (char) ('A' + i), logs, "work", uri, name,
                         Integer.toString(limit), Long.toString(settings.workerLease().toMillis()),
                         Integer.toString(settings.tasksPerWorker()), Integer.toString(17 + i),
                         Integer.toString(settings.minWorkMillis()), Integer.toString(settings.maxWorkMillis()));
@@ -172,13 +184,13 @@ final class FleetPart implements Part {
             }
             ticker.scheduleAtFixedRate(this::status, 0, terminal.isInteractive() ? 200 : 1_000, TimeUnit.MILLISECONDS);
             try (StatefulRedisConnection<String, String> connection = client.connect();
-                    RedisSemaphores semaphores = RedisSemaphores.connect(redis.uri())) {
+                    RedisSemaphores semaphores = RedisSemaphores.connect(uri)) {
                 RedisCommands<String, String> r = connection.sync();
                 RedisSemaphore semaphore = semaphores.semaphore(name).permits(limit).lease(settings.workerLease())
                         .build();
                 commands = r;
                 shared = semaphore;
-                return fleet(redis, name, keys, r, semaphore, holder, workers, ticker);
+                return fleet(external, name, keys, r, semaphore, holder, workers, ticker);
             }
         } finally {
             ticker.shutdownNow();
@@ -195,7 +207,7 @@ final class FleetPart implements Part {
     }
 
     /** The fleet at work, once the child JVMs are starting and this process is connected. */
-    private Measured fleet(LocalRedis redis, String name, Keys keys, RedisCommands<String, String> r,
+    private Measured fleet(boolean external, String name, Keys keys, RedisCommands<String, String> r,
             RedisSemaphore semaphore, Child holder, List<Child> workers, ScheduledExecutorService ticker)
             throws Exception {
         int limit = settings.limit();
@@ -264,7 +276,7 @@ final class FleetPart implements Part {
                 semaphore.queueLength());
         event(format("every worker is done: %d tasks, at most %d in flight across the fleet (limit %d)",
                 measured.done(), measured.peak(), limit));
-        if (redis.external()) {
+        if (external) {
             deleteKeys(r, name, keys);
         }
         return measured;

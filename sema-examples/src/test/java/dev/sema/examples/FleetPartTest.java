@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.sema.Permit;
 import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphores;
+import dev.sema.testing.RedisServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -47,16 +47,14 @@ class FleetPartTest {
     @Tag("redis")
     @Timeout(60)
     void bundledRedisServerRunsASemaphore() throws Exception {
-        Optional<String> resource = LocalRedis.bundledResource();
-        assumeTrue(resource.isPresent(), "embedded-redis bundles no redis-server for this platform");
-        Path dir = Files.createTempDirectory("sema-demo-test");
-        Path binary = LocalRedis.extract(resource.get(), dir);
-        assertThat(Files.isExecutable(binary)).isTrue();
-        assertThat(LocalRedis.version(binary)).matches("\\d+\\.\\d+\\.\\d+");
+        Optional<RedisServer.Binary> bundled = RedisServer.Source.BUNDLED.find();
+        assumeTrue(bundled.isPresent(), RedisServer.Source.BUNDLED.missing());
+        assertThat(bundled.get().version()).matches("\\d+\\.\\d+\\.\\d+");
 
-        LocalRedis redis = LocalRedis.start(binary, dir, "bundled");
+        RedisServer redis = RedisServer.start(bundled.get());
+        Path dir = redis.directory();
         try (redis; RedisSemaphores semaphores = RedisSemaphores.connect(redis.uri())) {
-            assertThat(redis.isAlive()).isTrue();
+            assertThat(redis.isRunning()).isTrue();
             RedisSemaphore s = semaphores.semaphore("bundled-test").permits(2).build();
             try (Permit p = s.acquire(2)) {
                 assertThat(p.permits()).isEqualTo(2);
@@ -64,7 +62,7 @@ class FleetPartTest {
             }
             assertThat(s.availablePermits()).isEqualTo(2);
         }
-        assertThat(redis.isAlive()).isFalse();
+        assertThat(redis.isRunning()).isFalse();
         assertThat(dir).doesNotExist();
     }
 

@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
  * The whole {@link RedisClusterTest} again, on a cluster of Redis 6.2 masters (the binary bundled by
  * embedded-redis): no sharded pub/sub there, so wake-ups go by {@code PUBLISH}.
  */
-class Redis62ClusterTest extends RedisClusterTest implements RedisServer.OnRedis62 {
+class Redis62ClusterTest extends RedisClusterTest implements OnRedis62 {
 
     @Test
     void runsOnRedis62WithPlainPubSub() {

@@ -1,5 +1,5 @@
 package dev.sema.redis;
 
 /** The shared contract on Redis 6.2 (the binary bundled by embedded-redis). */
-class Redis62ContractTest extends RedisContractTest implements RedisServer.OnRedis62 {
+class Redis62ContractTest extends RedisContractTest implements OnRedis62 {
 }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /** The whole {@link RedisIdleExpiryTest} again, on Redis 6.2 (the binary bundled by embedded-redis). */
-class Redis62IdleExpiryTest extends RedisIdleExpiryTest implements RedisServer.OnRedis62 {
+class Redis62IdleExpiryTest extends RedisIdleExpiryTest implements OnRedis62 {
 
     @Test
     void runsOnRedis62() {

@@ -1,5 +1,5 @@
 package dev.sema.redis;
 
 /** {@link RedisLostReplyTest} on Redis 6.2 (the binary bundled by embedded-redis). */
-class Redis62LostReplyTest extends RedisLostReplyTest implements RedisServer.OnRedis62 {
+class Redis62LostReplyTest extends RedisLostReplyTest implements OnRedis62 {
 }

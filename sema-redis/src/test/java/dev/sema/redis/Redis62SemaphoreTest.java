@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /** The whole {@link RedisSemaphoreTest} again, on Redis 6.2 (the binary bundled by embedded-redis). */
-class Redis62SemaphoreTest extends RedisSemaphoreTest implements RedisServer.OnRedis62 {
+class Redis62SemaphoreTest extends RedisSemaphoreTest implements OnRedis62 {
 
     @Test
     void runsOnRedis62() {

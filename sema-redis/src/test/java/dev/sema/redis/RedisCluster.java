@@ -1,11 +1,11 @@
 package dev.sema.redis;
 
+import dev.sema.testing.RedisServer;
 import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +29,7 @@ final class RedisCluster implements AutoCloseable {
     private RedisCluster() {
     }
 
-    static RedisCluster start(Path binary, int masters) throws IOException, InterruptedException {
+    static RedisCluster start(RedisServer.Binary binary, int masters) throws IOException, InterruptedException {
         RedisCluster cluster = new RedisCluster();
         try {
             cluster.form(binary, masters);
@@ -40,12 +40,11 @@ final class RedisCluster implements AutoCloseable {
         }
     }
 
-    private void form(Path binary, int masters) throws IOException, InterruptedException {
+    private void form(RedisServer.Binary binary, int masters) throws IOException, InterruptedException {
         for (int i = 0; i < masters; i++) {
-            RedisServer node = RedisServer.start(binary, List.of("--cluster-enabled", "yes",
-                    "--cluster-config-file", "nodes-{port}.conf", "--cluster-node-timeout", "5000"));
+            RedisServer node = RedisServer.builder(binary).cluster().args("--cluster-node-timeout", "5000").start();
             nodes.add(node);
-            RedisClient client = RedisClient.create(node.uri());
+            RedisClient client = RedisClient.create(RedisTestSupport.uri(node));
             clients.add(client);
             StatefulRedisConnection<String, String> c = client.connect();
             admin.add(c.sync());
@@ -128,7 +127,7 @@ final class RedisCluster implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() throws IOException, InterruptedException {
         for (RedisClient c : clients) {
             c.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }

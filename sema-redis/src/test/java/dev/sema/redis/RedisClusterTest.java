@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
+import dev.sema.testing.RedisServer;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.sync.RedisAdvancedClusterCommands;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,10 +53,10 @@ class RedisClusterTest {
 
     @BeforeAll
     static void startCluster(TestInfo info) throws Exception {
-        Class<?> testClass = info.getTestClass().orElseThrow();
-        Optional<Path> binary = RedisServer.binaryFor(testClass);
+        RedisServer.Source source = RedisTestSupport.sourceFor(info.getTestClass().orElseThrow());
+        Optional<RedisServer.Binary> binary = source.find();
         if (binary.isEmpty()) {
-            missing = RedisServer.missing(testClass);
+            missing = "Redis Cluster test skipped: " + source.missing();
             return;
         }
         cluster = RedisCluster.start(binary.get(), MASTERS);

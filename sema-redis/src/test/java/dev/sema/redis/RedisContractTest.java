@@ -38,8 +38,8 @@ class RedisContractTest extends SemaphoreContract {
     @BeforeEach
     void connect() {
         assumeTrue(RedisTestSupport.server != null, RedisTestSupport.missing);
-        a = RedisSemaphores.connect(RedisTestSupport.server.uri());
-        b = RedisSemaphores.connect(RedisTestSupport.server.uri());
+        a = RedisSemaphores.connect(RedisTestSupport.uri(RedisTestSupport.server));
+        b = RedisSemaphores.connect(RedisTestSupport.uri(RedisTestSupport.server));
     }
 
     @AfterEach

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sema.Permit;
+import dev.sema.testing.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -124,9 +125,9 @@ class RedisLostReplyTest extends RedisTestSupport {
 
     @Test
     void aReleaseLostWhenRedisRestartsFromItsAppendOnlyFileIsSentAgain() throws Exception {
-        RedisServer persistent = RedisServer.start(RedisServer.binaryFor(getClass()).orElseThrow(),
-                java.util.List.of("--appendonly", "yes", "--appendfsync", "always"));
-        try (RedisSemaphores c = RedisSemaphores.connect("redis://127.0.0.1:" + persistent.port() + "?timeout=1s")) {
+        // On the class's binary, with an append-only file written before every reply (appendfsync always).
+        RedisServer persistent = RedisServer.builder(server.binary()).appendOnly().start();
+        try (RedisSemaphores c = RedisSemaphores.connect(persistent.uri() + "?timeout=1s")) {
             RedisSemaphore s = c.semaphore(name).permits(2).build();
             Permit one = s.acquire(1);
             persistent.pause();

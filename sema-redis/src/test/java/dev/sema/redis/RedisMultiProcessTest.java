@@ -62,7 +62,7 @@ class RedisMultiProcessTest extends RedisTestSupport {
     @Test
     void permitsOfAKilledHolderProcessComeBackAfterItsLease() throws Exception {
         // A lease long enough that the child's renewals keep up even while JVMs start on a busy machine.
-        Process holder = spawn("hold", server.uri(), name, "2", "2", "3000");
+        Process holder = spawn("hold", uri(server), name, "2", "2", "3000");
         long staleToken = Long.parseLong(awaitLine(holder, "HELD"));
         RedisSemaphore s = a.semaphore(name).permits(2).lease(Duration.ofSeconds(1)).build();
         assertThat(s.availablePermits()).isZero();
@@ -83,7 +83,7 @@ class RedisMultiProcessTest extends RedisTestSupport {
         long limit = 2;
         List<Process> workers = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            workers.add(spawn("work", server.uri(), name, Long.toString(limit), "40", Long.toString(17 + i)));
+            workers.add(spawn("work", uri(server), name, Long.toString(limit), "40", Long.toString(17 + i)));
         }
         for (Process w : workers) {
             assertThat(awaitLine(w, "DONE")).isEqualTo("0");

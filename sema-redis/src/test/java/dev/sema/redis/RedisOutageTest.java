@@ -46,7 +46,7 @@ class RedisOutageTest extends RedisTestSupport {
     @Timeout(30)
     void acquireWhileRedisIsDownFailsClearlyAndAtOnce() throws Exception {
         RedisSemaphore sa = leased(a, 1);
-        server.stop();
+        server.kill();
         try {
             await("the client noticed", () -> {
                 try {

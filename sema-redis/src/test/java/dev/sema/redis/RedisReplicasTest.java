@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sema.Permit;
+import dev.sema.testing.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -39,11 +39,11 @@ class RedisReplicasTest {
 
     @BeforeEach
     void start() throws Exception {
-        Optional<Path> binary = RedisServer.installedBinary();
-        assumeTrue(binary.isPresent(), "no redis-server binary found");
-        primary = RedisServer.start(binary.get(), List.of());
-        replica = RedisServer.start(binary.get(), List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port())));
-        inspector = RedisClient.create("redis://127.0.0.1:" + replica.port());
+        Optional<RedisServer.Binary> binary = RedisServer.Source.INSTALLED.find();
+        assumeTrue(binary.isPresent(), RedisServer.Source.INSTALLED.missing());
+        primary = RedisServer.start(binary.get());
+        replica = RedisServer.builder(binary.get()).replicaOf(primary.port()).start();
+        inspector = RedisClient.create(replica.uri());
         onReplicaConnection = inspector.connect();
         onReplica = onReplicaConnection.sync();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
@@ -51,8 +51,8 @@ class RedisReplicasTest {
             assertThat(System.nanoTime() - deadline).as("replica in sync").isNegative();
             Thread.sleep(20);
         }
-        a = RedisSemaphores.connect(primary.uri());
-        b = RedisSemaphores.connect(primary.uri());
+        a = RedisSemaphores.connect(RedisTestSupport.uri(primary));
+        b = RedisSemaphores.connect(RedisTestSupport.uri(primary));
     }
 
     @AfterEach
@@ -151,7 +151,7 @@ class RedisReplicasTest {
         assertThatThrownBy(() -> builder.replicas(1, Duration.ofSeconds(6)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most PT5S");
         assertThatThrownBy(() -> builder.replicas(1, null)).isInstanceOf(NullPointerException.class);
-        try (RedisSemaphores quick = RedisSemaphores.connect("redis://127.0.0.1:" + primary.port() + "?timeout=1s")) {
+        try (RedisSemaphores quick = RedisSemaphores.connect(primary.uri() + "?timeout=1s")) {
             assertThatThrownBy(() -> quick.semaphore("options").replicas(1, Duration.ofSeconds(1)).build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("less than the command timeout");
         }

@@ -23,7 +23,7 @@ class RedisSemaphoreTest extends RedisTestSupport {
 
     @Test
     void borrowedClientIsNotShutDown() throws Exception {
-        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(server.uri());
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(uri(server));
         try {
             try (RedisSemaphores borrowed = RedisSemaphores.using(client)) {
                 RedisSemaphore s = borrowed.semaphore(name).permits(1).build();

@@ -4,20 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sema.Permit;
+import dev.sema.testing.RedisServer;
 import io.lettuce.core.KillArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,73 +32,35 @@ import org.junit.jupiter.api.Timeout;
 class RedisSentinelTest {
     private static final String MASTER = "sema-primary";
 
-    private final List<Process> sentinels = new ArrayList<>();
+    private final List<RedisServer> sentinels = new ArrayList<>();
     private final List<RedisServer> servers = new ArrayList<>();
 
     @AfterEach
     void stopAll() throws Exception {
         // (also called between the two runs of one test)
-        for (Process p : sentinels) {
-            p.destroyForcibly();
-            p.waitFor(5, TimeUnit.SECONDS);
+        for (RedisServer s : sentinels) {
+            s.close();
         }
         for (RedisServer s : servers) {
             s.close();
         }
     }
 
-    private Path binary() throws IOException {
-        Optional<Path> b = RedisServer.installedBinary();
-        assumeTrue(b.isPresent(), "no redis-server binary found");
+    private RedisServer.Binary binary() throws IOException {
+        Optional<RedisServer.Binary> b = RedisServer.Source.INSTALLED.find();
+        assumeTrue(b.isPresent(), RedisServer.Source.INSTALLED.missing());
         return b.get();
     }
 
     /** Starts a sentinel watching {@code primaryPort}, with quorum {@code quorum}; returns its port. */
-    private int sentinel(Path binary, int primaryPort, int quorum) throws Exception {
-        Path dir = Files.createTempDirectory("sema-sentinel");
-        for (int attempt = 0; attempt < 10; attempt++) {
-            int port;
-            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                port = s.getLocalPort();
-            }
-            Path conf = dir.resolve("sentinel-" + port + ".conf");
-            Files.writeString(conf, String.join("\n",
-                    "port " + port,
-                    "bind 127.0.0.1",
-                    "dir " + dir,
-                    "sentinel monitor " + MASTER + " 127.0.0.1 " + primaryPort + " " + quorum,
-                    "sentinel down-after-milliseconds " + MASTER + " 1000",
-                    "sentinel failover-timeout " + MASTER + " 5000",
-                    "sentinel parallel-syncs " + MASTER + " 1",
-                    ""));
-            Process p = new ProcessBuilder(binary.toString(), conf.toString(), "--sentinel")
-                    .redirectErrorStream(true).redirectOutput(dir.resolve("sentinel-" + port + ".log").toFile())
-                    .start();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (p.isAlive() && System.nanoTime() < deadline && !ping(port)) {
-                Thread.sleep(20);
-            }
-            if (p.isAlive() && ping(port)) {
-                sentinels.add(p);
-                return port;
-            }
-            p.destroyForcibly();
-        }
-        throw new IOException("no sentinel could be started");
-    }
-
-    private static boolean ping(int port) {
-        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
-            s.setSoTimeout(1000);
-            OutputStream out = s.getOutputStream();
-            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = s.getInputStream();
-            byte[] buf = new byte[5];
-            return in.readNBytes(buf, 0, 5) == 5 && new String(buf, StandardCharsets.US_ASCII).startsWith("+PONG");
-        } catch (IOException e) {
-            return false;
-        }
+    private int sentinel(RedisServer.Binary binary, int primaryPort, int quorum) throws Exception {
+        RedisServer s = RedisServer.builder(binary).sentinel(List.of(
+                "sentinel monitor " + MASTER + " 127.0.0.1 " + primaryPort + " " + quorum,
+                "sentinel down-after-milliseconds " + MASTER + " 1000",
+                "sentinel failover-timeout " + MASTER + " 5000",
+                "sentinel parallel-syncs " + MASTER + " 1")).start();
+        sentinels.add(s);
+        return s.port();
     }
 
     private static String sentinelUri(List<Integer> ports) {
@@ -118,16 +73,16 @@ class RedisSentinelTest {
 
     @Test
     void aHandleFindsThePrimaryThroughSentinelAndFollowsAFailover() throws Exception {
-        Path binary = binary();
-        RedisServer primary = RedisServer.start(binary, List.of());
+        RedisServer.Binary binary = binary();
+        RedisServer primary = RedisServer.start(binary);
         servers.add(primary);
-        RedisServer replica = RedisServer.start(binary, List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port())));
+        RedisServer replica = RedisServer.builder(binary).replicaOf(primary.port()).start();
         servers.add(replica);
         List<Integer> ports = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             ports.add(sentinel(binary, primary.port(), 2));
         }
-        RedisClient inspector = RedisClient.create("redis://127.0.0.1:" + replica.port());
+        RedisClient inspector = RedisClient.create(replica.uri());
         try (StatefulRedisConnection<String, String> c = inspector.connect();
                 RedisSemaphores fleet = RedisSemaphores.connect(sentinelUri(ports))) {
             RedisCommands<String, String> onReplica = c.sync();
@@ -137,7 +92,7 @@ class RedisSentinelTest {
             RedisPermit held = (RedisPermit) s.acquire(2);
             awaitTrue("the grant replicated", () -> Long.valueOf(2).equals(RedisTestSupport.metaField(onReplica, "sentinel", "used")));
 
-            primary.stop(); // the primary dies; the sentinels promote the replica
+            primary.kill(); // the primary dies; the sentinels promote the replica
             awaitTrue("the replica promoted", () -> onReplica.info("replication").contains("role:master"));
             awaitTrue("the handle reaches the new primary", () -> {
                 try {
@@ -179,16 +134,16 @@ class RedisSentinelTest {
     }
 
     private long overGrantedAcrossAFailover(boolean durable) throws Exception {
-        Path binary = binary();
-        RedisServer primary = RedisServer.start(binary, List.of());
+        RedisServer.Binary binary = binary();
+        RedisServer primary = RedisServer.start(binary);
         servers.add(primary);
-        RedisServer replica = RedisServer.start(binary, List.of("--replicaof", "127.0.0.1", Integer.toString(primary.port())));
+        RedisServer replica = RedisServer.builder(binary).replicaOf(primary.port()).start();
         servers.add(replica);
         List<Integer> ports = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             ports.add(sentinel(binary, primary.port(), 2));
         }
-        RedisClient inspector = RedisClient.create("redis://127.0.0.1:" + replica.port());
+        RedisClient inspector = RedisClient.create(replica.uri());
         try (StatefulRedisConnection<String, String> c = inspector.connect();
                 RedisSemaphores first = RedisSemaphores.connect(sentinelUri(ports));
                 RedisSemaphores second = RedisSemaphores.connect(sentinelUri(ports))) {
@@ -205,7 +160,7 @@ class RedisSentinelTest {
             // primary does not have), so that it misses what follows before the primary dies.
             onReplica.configSet("masterauth", "not-the-password");
             try (StatefulRedisConnection<String, String> toPrimary = inspector.connect(
-                    RedisURI.create("redis://127.0.0.1:" + primary.port()))) {
+                    RedisURI.create(primary.uri()))) {
                 toPrimary.sync().clientKill(KillArgs.Builder.typeSlave());
             }
             for (int i = 0; i < 5; i++) {
@@ -215,7 +170,7 @@ class RedisSentinelTest {
                     assertThat(durable).as("only replicas() refuses: " + notReplicated).isTrue();
                 }
             }
-            primary.stop();
+            primary.kill();
             awaitTrue("the replica promoted", () -> onReplica.info("replication").contains("role:master"));
 
             long believed = held.stream().mapToLong(Permit::permits).sum();

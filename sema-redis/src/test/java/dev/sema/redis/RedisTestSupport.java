@@ -3,6 +3,7 @@ package dev.sema.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sema.testing.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -11,6 +12,7 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -22,9 +24,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * One redis-server per test class (the installed one, or the bundled Redis 6.2 for classes that implement
- * {@link RedisServer.OnRedis62}; see {@link RedisServer}); two {@link RedisSemaphores} per test ({@link #a} and {@link #b}, two
- * connections standing for two processes); a plain connection ({@link #redis}) to inspect the keys.
+ * One redis-server per test class (the installed one, else the bundled Redis 6.2; always the bundled Redis 6.2
+ * for classes that implement {@link OnRedis62}; see {@link RedisServer}); two {@link RedisSemaphores} per test
+ * ({@link #a} and {@link #b}, two connections standing for two processes); a plain connection ({@link #redis})
+ * to inspect the keys. Without a binary the tests are skipped, not failed.
  */
 @Tag("redis")
 abstract class RedisTestSupport {
@@ -38,15 +41,30 @@ abstract class RedisTestSupport {
     RedisSemaphores b;
     String name;
 
+    /**
+     * Where {@code testClass} finds its redis-server: the bundled Redis 6.2 for an {@link OnRedis62} class, else
+     * the installed one or, without one (or with {@code SEMA_REDIS_SERVER=bundled}), the bundled one.
+     */
+    static RedisServer.Source sourceFor(Class<?> testClass) {
+        return OnRedis62.class.isAssignableFrom(testClass) ? RedisServer.Source.BUNDLED
+                : RedisServer.Source.INSTALLED_OR_BUNDLED;
+    }
+
+    /** {@code s}'s URI with the tests' command timeout. */
+    static String uri(RedisServer s) {
+        return s.uri() + "?timeout=5s";
+    }
+
     @BeforeAll
     static void startServer(TestInfo info) throws Exception {
-        Class<?> testClass = info.getTestClass().orElseThrow();
-        server = RedisServer.startFor(testClass);
-        if (server == null) {
-            missing = RedisServer.missing(testClass);
+        RedisServer.Source source = sourceFor(info.getTestClass().orElseThrow());
+        Optional<RedisServer.Binary> binary = source.find();
+        if (binary.isEmpty()) {
+            missing = "Redis test skipped: " + source.missing();
             return;
         }
-        inspector = RedisClient.create(server.uri());
+        server = RedisServer.start(binary.get());
+        inspector = RedisClient.create(uri(server));
         StatefulRedisConnection<String, String> c = inspector.connect();
         redis = c.sync();
     }
@@ -66,8 +84,8 @@ abstract class RedisTestSupport {
     @BeforeEach
     void connect(TestInfo info) {
         assumeTrue(server != null, missing);
-        a = RedisSemaphores.connect(server.uri());
-        b = RedisSemaphores.connect(server.uri());
+        a = RedisSemaphores.connect(uri(server));
+        b = RedisSemaphores.connect(uri(server));
         name = info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + NAMES.incrementAndGet();
     }
 

@@ -4,7 +4,8 @@ import com.sun.net.httpserver.HttpServer;
 import dev.sema.Fairness;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
-import dev.sema.bench.redis.LocalRedis;
+import dev.sema.bench.redis.Endpoint;
+import dev.sema.testing.RedisServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -66,24 +67,19 @@ public final class AdaptiveFleetSimulation {
             case "smoke" -> Duration.ofSeconds(3);
             default -> Duration.ofSeconds(10);
         };
-        LocalRedis redis;
-        Optional<String> given = LocalRedis.givenUri();
-        if (given.isPresent()) {
-            redis = LocalRedis.external(given.get());
-        } else {
-            Optional<Path> binary = LocalRedis.findBinary();
-            if (binary.isEmpty()) {
-                System.err.println("no redis-server found (PATH, /usr/bin, /usr/local/bin, $SEMA_REDIS_SERVER) and no "
-                        + "SEMA_REDIS_URI: the fleet simulation is skipped");
-                System.exit(3);
-                return;
-            }
-            redis = LocalRedis.start(binary.get());
+        Optional<String> given = RedisServer.givenUri();
+        RedisServer.Source source = RedisServer.Source.INSTALLED;
+        Optional<RedisServer.Binary> binary = given.isPresent() ? Optional.empty() : source.find();
+        if (given.isEmpty() && binary.isEmpty()) {
+            System.err.println("no SEMA_REDIS_URI, and " + source.missing() + ": the fleet simulation is skipped");
+            System.exit(3);
+            return;
         }
         List<Run> runs = new ArrayList<>();
-        try (redis) {
+        try (RedisServer server = binary.isPresent() ? RedisServer.start(binary.get()) : null) {
+            String uri = server != null ? server.uri() : Endpoint.given(given.get()).uri();
             for (String kind : List.of("shared", "separate")) {
-                Run r = run(kind, redis.uri(), phase);
+                Run r = run(kind, uri, phase);
                 System.err.println(kind + ": " + r.succeeded + " succeeded");
                 runs.add(r);
             }

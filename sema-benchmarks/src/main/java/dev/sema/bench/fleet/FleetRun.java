@@ -2,7 +2,8 @@ package dev.sema.bench.fleet;
 
 import dev.sema.bench.Program;
 import dev.sema.bench.redis.Contenders;
-import dev.sema.bench.redis.LocalRedis;
+import dev.sema.bench.redis.Endpoint;
+import dev.sema.testing.RedisServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -84,7 +85,8 @@ import java.util.stream.Collectors;
  * {@code docs/BENCHMARKS.md}; or {@code java -cp sema-benchmarks/target/benchmarks.jar
  * dev.sema.bench.fleet.FleetRun [full|quick|smoke] [--out file.md]}. The measured Redis is a
  * {@code redis-server} started on a random loopback port ({@code $SEMA_REDIS_SERVER}, else the one on the
- * {@code PATH}, {@code /usr/bin} or {@code /usr/local/bin}), or the server at {@code SEMA_REDIS_URI} (it is
+ * {@code PATH}, {@code /usr/bin} or {@code /usr/local/bin}: {@code dev.sema.testing.RedisServer}), or the server
+ * at {@code SEMA_REDIS_URI} (it is
  * flushed, and its statistics reset); the referee is always started here. Exit status: 0 done, 1 failed
  * (or the limit was exceeded), 2 bad arguments, 3 skipped (no {@code redis-server}).
  */
@@ -200,13 +202,13 @@ public final class FleetRun {
     private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
 
     private final Settings settings;
-    private final LocalRedis redis;
-    private final LocalRedis refereeRedis;
+    private final Endpoint redis;
+    private final Endpoint refereeRedis;
     private final Contenders.Observer measured;
     private final Contenders.Observer referee;
     private String loadBefore = "n/a";
 
-    private FleetRun(Settings settings, LocalRedis redis, LocalRedis refereeRedis, Contenders.Observer measured,
+    private FleetRun(Settings settings, Endpoint redis, Endpoint refereeRedis, Contenders.Observer measured,
             Contenders.Observer referee) {
         this.settings = settings;
         this.redis = redis;
@@ -245,46 +247,50 @@ public final class FleetRun {
         Settings settings = Settings.of(mode).with(overrides);
         List<String> impls = overrides.containsKey("--only") ? List.of(overrides.get("--only"))
                 : Contenders.names();
-        Optional<String> uri = LocalRedis.givenUri();
-        Optional<Path> binary = LocalRedis.findBinary();
+        Optional<String> uri = RedisServer.givenUri();
+        RedisServer.Source source = RedisServer.Source.INSTALLED;
+        Optional<RedisServer.Binary> binary = source.find();
         if (binary.isEmpty()) {
-            System.err.println("fleet run skipped: no redis-server (PATH, /usr/bin, /usr/local/bin or $SEMA_REDIS_SERVER) "
-                    + "to start the referee" + (uri.isEmpty() ? " and the measured Redis" : "")
-                    + "; install one with 'apt-get install redis-server'");
+            System.err.println("fleet run skipped: no redis-server to start the referee"
+                    + (uri.isEmpty() ? " and the measured Redis" : "") + ": " + source.missing());
             return SKIPPED;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly)));
         long started = System.nanoTime();
         String report;
         boolean exceeded;
-        try (LocalRedis redis = uri.isPresent() ? LocalRedis.external(uri.get()) : LocalRedis.start(binary.get());
-                LocalRedis refereeRedis = LocalRedis.start(binary.get());
-                Contenders.Observer measured = Contenders.Observer.connect(redis);
-                Contenders.Observer referee = Contenders.Observer.connect(refereeRedis)) {
-            System.out.printf("== fleet run (%s): measured Redis %s %s, referee %s%n", mode, redis.uri(),
-                    redis.started() ? "(started here)" : "(given)", refereeRedis.uri());
-            FleetRun f = new FleetRun(settings, redis, refereeRedis, measured, referee);
-            f.loadBefore = loadAverage();
-            for (String impl : impls) {
-                measured.learnScripts(impl);
-            }
-            Map<String, Run> main = new LinkedHashMap<>();
-            for (String impl : impls) {
-                main.put(impl, f.run(impl, settings.processes(), settings.warmup(), settings.measure(),
-                        settings.counted()));
-            }
-            Map<String, List<Run>> series = new LinkedHashMap<>();
-            for (int p : settings.steps()) {
+        try (RedisServer measuredServer = uri.isPresent() ? null : RedisServer.start(binary.get());
+                RedisServer refereeServer = RedisServer.start(binary.get())) {
+            Endpoint redis = measuredServer != null ? Endpoint.of(measuredServer) : Endpoint.given(uri.get());
+            Endpoint refereeRedis = Endpoint.of(refereeServer);
+            try (Contenders.Observer measured = Contenders.Observer.connect(redis);
+                    Contenders.Observer referee = Contenders.Observer.connect(refereeRedis)) {
+                System.out.printf("== fleet run (%s): measured Redis %s %s, referee %s%n", mode, redis.uri(),
+                        redis.started() ? "(started here)" : "(given)", refereeRedis.uri());
+                FleetRun f = new FleetRun(settings, redis, refereeRedis, measured, referee);
+                f.loadBefore = loadAverage();
                 for (String impl : impls) {
-                    // The main run is this step's run: the same workload, with a longer warm-up and window.
-                    series.computeIfAbsent(impl, k -> new ArrayList<>()).add(p == settings.processes() ? main.get(impl)
-                            : f.run(impl, p, settings.stepWarmup(p), settings.stepMeasure(), Duration.ZERO));
+                    measured.learnScripts(impl);
                 }
+                Map<String, Run> main = new LinkedHashMap<>();
+                for (String impl : impls) {
+                    main.put(impl, f.run(impl, settings.processes(), settings.warmup(), settings.measure(),
+                            settings.counted()));
+                }
+                Map<String, List<Run>> series = new LinkedHashMap<>();
+                for (int p : settings.steps()) {
+                    for (String impl : impls) {
+                        // The main run is this step's run: the same workload, with a longer warm-up and window.
+                        series.computeIfAbsent(impl, k -> new ArrayList<>()).add(p == settings.processes()
+                                ? main.get(impl)
+                                : f.run(impl, p, settings.stepWarmup(p), settings.stepMeasure(), Duration.ZERO));
+                    }
+                }
+                report = f.report(main, series);
+                exceeded = main.values().stream().anyMatch(r -> r.mostHolders() > LIMIT || r.violations > 0)
+                        || series.values().stream().flatMap(List::stream)
+                                .anyMatch(r -> r.mostHolders() > LIMIT || r.violations > 0);
             }
-            report = f.report(main, series);
-            exceeded = main.values().stream().anyMatch(r -> r.mostHolders() > LIMIT || r.violations > 0)
-                    || series.values().stream().flatMap(List::stream)
-                            .anyMatch(r -> r.mostHolders() > LIMIT || r.violations > 0);
         }
         System.out.println();
         System.out.println(report);

@@ -53,7 +53,7 @@ final class CommandWindow {
         }
     }
 
-    static CommandWindow open(RawRedis observer, LocalRedis redis, boolean withMonitor)
+    static CommandWindow open(RawRedis observer, Endpoint redis, boolean withMonitor)
             throws IOException, InterruptedException {
         Monitor m = withMonitor ? Monitor.start(redis.host(), redis.port()) : null;
         Map<String, Long> before = observer.sent();

@@ -42,7 +42,7 @@ public final class Contenders {
     }
 
     /** The Redisson settings that matter, as its default configuration has them. */
-    public static Map<String, Object> redissonSettings(LocalRedis redis) {
+    public static Map<String, Object> redissonSettings(Endpoint redis) {
         return Impl.redissonSettings(redis);
     }
 
@@ -51,7 +51,7 @@ public final class Contenders {
      * ({@code redis://host:port}), its connections named {@code clientPrefix(impl) + role}.
      */
     public static Client connect(String impl, String redisUri, String role) {
-        Impl.Client c = Impl.valueOf(impl).connect(LocalRedis.external(redisUri), role);
+        Impl.Client c = Impl.valueOf(impl).connect(Endpoint.given(redisUri), role);
         return new Client() {
             @Override
             public Handle semaphore(String name, int permits) {
@@ -100,17 +100,17 @@ public final class Contenders {
      * thread-safe.
      */
     public static final class Observer implements AutoCloseable {
-        private final LocalRedis redis;
+        private final Endpoint redis;
         private final RawRedis raw;
         private final Map<String, String> scriptNames = new HashMap<>(RedisComparison.semaScripts());
 
-        private Observer(LocalRedis redis, RawRedis raw) {
+        private Observer(Endpoint redis, RawRedis raw) {
             this.redis = redis;
             this.raw = raw;
         }
 
         /** Connects to {@code redis}. */
-        public static Observer connect(LocalRedis redis) throws IOException {
+        public static Observer connect(Endpoint redis) throws IOException {
             RawRedis r = RawRedis.connect(redis.host(), redis.port());
             try {
                 r.call("CLIENT", "SETNAME", "bench-observer");

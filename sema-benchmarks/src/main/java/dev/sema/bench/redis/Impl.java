@@ -22,7 +22,7 @@ enum Impl {
     /** Sema's {@link RedisSemaphore}: {@code acquire(1)}, {@code Permit.close()}. */
     SEMA("Sema RedisSemaphore", "sema-") {
         @Override
-        Client connect(LocalRedis redis, String role) {
+        Client connect(Endpoint redis, String role) {
             RedisSemaphores rs = RedisSemaphores.connect(redis.uri() + "?timeout=10s&clientName=" + prefix + role);
             return new Client() {
                 @Override
@@ -66,7 +66,7 @@ enum Impl {
      */
     REDISSON("Redisson RPermitExpirableSemaphore", "redisson-") {
         @Override
-        Client connect(LocalRedis redis, String role) {
+        Client connect(Endpoint redis, String role) {
             RedissonClient r = Redisson.create(config(redis, prefix + role));
             return new Client() {
                 @Override
@@ -122,7 +122,7 @@ enum Impl {
     }
 
     /** Connects one client whose connections are named {@code prefix + role}. */
-    abstract Client connect(LocalRedis redis, String role);
+    abstract Client connect(Endpoint redis, String role);
 
     /** One process's client. */
     interface Client extends AutoCloseable {
@@ -148,14 +148,14 @@ enum Impl {
         boolean blocked(Thread waiter, int waiters, RawRedis observer) throws IOException;
     }
 
-    static Config config(LocalRedis redis, String clientName) {
+    static Config config(Endpoint redis, String clientName) {
         Config c = new Config();
         c.useSingleServer().setAddress(redis.uri()).setClientName(clientName);
         return c;
     }
 
     /** The Redisson settings that matter here, as the default configuration has them. */
-    static Map<String, Object> redissonSettings(LocalRedis redis) {
+    static Map<String, Object> redissonSettings(Endpoint redis) {
         Config c = config(redis, "x");
         var s = c.useSingleServer();
         Map<String, Object> m = new LinkedHashMap<>();

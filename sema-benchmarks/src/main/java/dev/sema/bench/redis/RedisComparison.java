@@ -1,6 +1,7 @@
 package dev.sema.bench.redis;
 
 import dev.sema.bench.Program;
+import dev.sema.testing.RedisServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -87,7 +88,7 @@ public final class RedisComparison {
     }
 
     private final Settings settings;
-    private final LocalRedis redis;
+    private final Endpoint redis;
     private final RawRedis observer;
     private final Map<Impl, Map<String, Object>> results = new EnumMap<>(Impl.class);
     private final AtomicLong names = new AtomicLong();
@@ -95,7 +96,7 @@ public final class RedisComparison {
     private final Map<String, String> scriptNames = new java.util.HashMap<>(semaScripts());
     private final String run = Long.toString(System.currentTimeMillis(), 36);
 
-    private RedisComparison(Settings settings, LocalRedis redis, RawRedis observer) {
+    private RedisComparison(Settings settings, Endpoint redis, RawRedis observer) {
         this.settings = settings;
         this.redis = redis;
         this.observer = observer;
@@ -128,29 +129,31 @@ public final class RedisComparison {
             }
         }
         Settings settings = Settings.of(mode);
-        Optional<String> uri = LocalRedis.givenUri();
-        Optional<Path> binary = LocalRedis.findBinary();
+        Optional<String> uri = RedisServer.givenUri();
+        RedisServer.Source source = RedisServer.Source.INSTALLED;
+        Optional<RedisServer.Binary> binary = uri.isPresent() ? Optional.empty() : source.find();
         if (uri.isEmpty() && binary.isEmpty()) {
-            System.err.println("Redis comparison skipped: no redis-server (PATH, /usr/bin, /usr/local/bin or "
-                    + "$SEMA_REDIS_SERVER) and no SEMA_REDIS_URI; install one with 'apt-get install redis-server'");
+            System.err.println("Redis comparison skipped: no SEMA_REDIS_URI, and " + source.missing());
             return SKIPPED;
         }
         Map<String, Object> doc = new LinkedHashMap<>();
         long started = System.nanoTime();
-        try (LocalRedis redis = uri.isPresent() ? LocalRedis.external(uri.get()) : LocalRedis.start(binary.get());
-                RawRedis observer = RawRedis.connect(redis.host(), redis.port())) {
-            observer.call("CLIENT", "SETNAME", "bench-observer");
-            RedisComparison c = new RedisComparison(settings, redis, observer);
-            doc.put("mode", mode);
-            doc.put("settings", c.settingsMap());
-            doc.put("environment", c.environment());
-            OUT.printf("== Redis comparison (%s) against %s %s%n", mode, redis.uri(),
-                    redis.started() ? "(started here)" : "(given)");
-            c.run();
-            ((Map<String, Object>) doc.get("environment")).put("loadAverageAfter", loadAverage());
-            Map<String, Object> impls = new LinkedHashMap<>();
-            c.results.forEach((impl, r) -> impls.put(impl.name(), r));
-            doc.put("implementations", impls);
+        try (RedisServer server = binary.isPresent() ? RedisServer.start(binary.get()) : null) {
+            Endpoint redis = server != null ? Endpoint.of(server) : Endpoint.given(uri.get());
+            try (RawRedis observer = RawRedis.connect(redis.host(), redis.port())) {
+                observer.call("CLIENT", "SETNAME", "bench-observer");
+                RedisComparison c = new RedisComparison(settings, redis, observer);
+                doc.put("mode", mode);
+                doc.put("settings", c.settingsMap());
+                doc.put("environment", c.environment());
+                OUT.printf("== Redis comparison (%s) against %s %s%n", mode, redis.uri(),
+                        redis.started() ? "(started here)" : "(given)");
+                c.run();
+                ((Map<String, Object>) doc.get("environment")).put("loadAverageAfter", loadAverage());
+                Map<String, Object> impls = new LinkedHashMap<>();
+                c.results.forEach((impl, r) -> impls.put(impl.name(), r));
+                doc.put("implementations", impls);
+            }
         }
         doc.put("seconds", Math.round((System.nanoTime() - started) / 1e7) / 100.0);
         if (out != null) {

@@ -1,15 +1,14 @@
 package dev.sema.bench.redis;
 
 import dev.sema.bench.Program;
+import dev.sema.testing.RedisServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -35,7 +34,7 @@ import java.util.regex.Pattern;
  * and the server's network work counts only as far as it runs in user space.
  *
  * <p><b>What runs.</b> One {@code redis-server} ({@code $SEMA_REDIS_SERVER}, else {@code redis-server} on
- * the {@code PATH}, {@code /usr/bin} or {@code /usr/local/bin}, as for {@link LocalRedis}) is started as
+ * the {@code PATH}, {@code /usr/bin} or {@code /usr/local/bin}: {@link RedisServer.Source#INSTALLED}) is started as
  * {@code valgrind --tool=callgrind --collect-atstart=yes redis-server --port P --bind 127.0.0.1 --save ''
  * --appendonly no} on a free loopback port, in a temporary directory that is deleted at the end. Each
  * measurement is a window: the counters are zeroed ({@code callgrind_control -z}), the operations run, the
@@ -116,7 +115,7 @@ public final class RedisCost {
 
     private final Settings settings;
     private final Callgrind cg;
-    private final LocalRedis redis;
+    private final Endpoint redis;
     private final String run = Long.toString(System.currentTimeMillis(), 36);
     private final List<Row> rows = new ArrayList<>();
     private final List<Object> idleWindows = new ArrayList<>();
@@ -128,7 +127,7 @@ public final class RedisCost {
     private RedisCost(Settings settings, Callgrind cg) {
         this.settings = settings;
         this.cg = cg;
-        this.redis = LocalRedis.external("redis://127.0.0.1:" + cg.port);
+        this.redis = Endpoint.of(cg.server);
     }
 
     /**
@@ -155,7 +154,7 @@ public final class RedisCost {
             }
         }
         Settings settings = Settings.of(mode);
-        Optional<Path> redisServer = LocalRedis.findBinary();
+        Optional<RedisServer.Binary> redisServer = RedisServer.Source.INSTALLED.find();
         Optional<Path> valgrind = onPath("valgrind");
         Optional<Path> control = onPath("callgrind_control");
         if (redisServer.isEmpty() || valgrind.isEmpty() || control.isEmpty()) {
@@ -181,13 +180,13 @@ public final class RedisCost {
             String redisVersion = c.redisVersion();
             String valgrindVersion = version(valgrind.get());
             OUT.printf("== Redis cost (%s): n = %d, warm-up %d; redis-server %s (%s) under %s callgrind, pid %d, "
-                    + "port %d%n", mode, settings.n(), settings.warmup(), redisVersion, redisServer.get(),
-                    valgrindVersion, cg.pid(), cg.port);
+                    + "port %d%n", mode, settings.n(), settings.warmup(), redisVersion, redisServer.get().path(),
+                    valgrindVersion, cg.pid(), cg.server.port());
             c.measureAll();
             doc.put("mode", mode);
             doc.put("n", settings.n());
             doc.put("warmup", settings.warmup());
-            doc.put("redisServer", redisServer.get().toString());
+            doc.put("redisServer", redisServer.get().path().toString());
             doc.put("redisVersion", redisVersion);
             doc.put("valgrind", valgrindVersion);
             doc.put("idleInstructionsPerSecond", Math.round(c.idlePerSecond));
@@ -442,99 +441,37 @@ public final class RedisCost {
     }
 
     /**
-     * A {@code redis-server} running under callgrind on a free loopback port, in a temporary directory that
-     * holds its log and the dumps; {@link #close()} stops it and deletes the directory.
+     * A {@code redis-server} running under callgrind on a free loopback port ({@link RedisServer} with valgrind as
+     * its wrapper), in a temporary directory that holds its log and the dumps; {@link #close()} stops it (valgrind
+     * writes its last dump) and deletes the directory.
      */
     static final class Callgrind implements AutoCloseable {
         /** The counts of one dump: {@code summary:} (all events collected) and {@code totals:}. */
         record Dump(long summary, long totals, Path file) {
         }
 
-        final int port;
+        final RedisServer server;
         private final Path control;
         private final Path dir;
-        private final Process process;
-        private final Thread hook;
         private int lastPart;
 
-        private Callgrind(Path control, Path dir, int port, Process process, Thread hook) {
+        private Callgrind(Path control, RedisServer server) {
             this.control = control;
-            this.dir = dir;
-            this.port = port;
-            this.process = process;
-            this.hook = hook;
+            this.server = server;
+            this.dir = server.directory();
         }
 
-        static Callgrind start(Path valgrind, Path control, Path redisServer) throws IOException, InterruptedException {
-            Path dir = Files.createTempDirectory("sema-redis-cost");
-            IOException last = null;
-            try {
-                for (int attempt = 0; attempt < 3; attempt++) {
-                    int port;
-                    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                        port = s.getLocalPort();
-                    }
-                    try {
-                        return launch(valgrind, control, redisServer, dir, port);
-                    } catch (IOException e) {
-                        last = e; // most likely the port was taken meanwhile
-                    }
-                }
-            } catch (RuntimeException | InterruptedException e) {
-                delete(dir);
-                throw e;
-            }
-            delete(dir);
-            throw last;
-        }
-
-        private static Callgrind launch(Path valgrind, Path control, Path redisServer, Path dir, int port)
+        static Callgrind start(Path valgrind, Path control, RedisServer.Binary redisServer)
                 throws IOException, InterruptedException {
-            Path log = dir.resolve("valgrind-" + port + ".log");
-            ProcessBuilder pb = new ProcessBuilder(valgrind.toString(), "--tool=callgrind",
-                    "--callgrind-out-file=" + dir.resolve("cg.%p"), "--collect-atstart=yes", redisServer.toString(),
-                    "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                    "--dir", dir.toString(), "--daemonize", "no", "--protected-mode", "yes", "--logfile", "");
-            pb.redirectErrorStream(true);
-            pb.redirectOutput(log.toFile());
-            Process p = pb.start();
-            Thread hook = new Thread(() -> {
-                p.destroyForcibly();
-                try {
-                    p.waitFor(10, TimeUnit.SECONDS);
-                } catch (InterruptedException ignored) {
-                    // exiting anyway
-                }
-                delete(dir);
-            });
-            Runtime.getRuntime().addShutdownHook(hook);
-            Callgrind cg = new Callgrind(control, dir, port, p, hook);
-            try {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_SECONDS);
-                while (System.nanoTime() - deadline < 0) {
-                    if (!p.isAlive()) {
-                        throw new IOException("valgrind redis-server exited with " + p.exitValue() + ": "
-                                + tail(log));
-                    }
-                    try (RawRedis r = RawRedis.connect("127.0.0.1", port)) {
-                        if ("PONG".equals(r.call("PING"))) {
-                            return cg;
-                        }
-                    } catch (IOException notYet) {
-                        // not listening yet
-                    }
-                    p.waitFor(100, TimeUnit.MILLISECONDS);
-                }
-                throw new IOException("redis-server under valgrind did not answer PING within " + START_SECONDS
-                        + " s: " + tail(log));
-            } catch (IOException | RuntimeException | InterruptedException e) {
-                cg.stop(); // the directory stays, for the next attempt
-                throw e;
-            }
+            // The dumps go to the server's directory, its working directory.
+            return new Callgrind(control, RedisServer.builder(redisServer)
+                    .wrapper(valgrind.toString(), "--tool=callgrind", "--callgrind-out-file=cg.%p",
+                            "--collect-atstart=yes")
+                    .startTimeout(Duration.ofSeconds(START_SECONDS)).start());
         }
 
         long pid() {
-            return process.pid();
+            return server.pid();
         }
 
         /** Zeroes the counters ({@code callgrind_control -z}). */
@@ -578,8 +515,8 @@ public final class RedisCost {
         }
 
         private void control(String option) throws IOException, InterruptedException {
-            if (!process.isAlive()) {
-                throw new IOException("redis-server under valgrind has exited (" + process.exitValue() + ")");
+            if (!server.isRunning()) {
+                throw new IOException("redis-server under valgrind has exited: see " + server.log());
             }
             Process p = new ProcessBuilder(control.toString(), option, Long.toString(pid()))
                     .redirectErrorStream(true).start();
@@ -602,45 +539,9 @@ public final class RedisCost {
             }
         }
 
-        /** Stops the server (its directory stays). */
-        private void stop() throws InterruptedException {
-            if (process.isAlive()) {
-                process.destroy(); // SIGTERM: Redis shuts down, valgrind writes its last dump
-                if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                    process.destroyForcibly();
-                    process.waitFor(10, TimeUnit.SECONDS);
-                }
-            }
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway
-            }
-        }
-
         @Override
-        public void close() throws InterruptedException {
-            stop();
-            delete(dir);
-        }
-
-        private static String tail(Path log) {
-            try {
-                List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-                return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
-            } catch (IOException e) {
-                return "(no log: " + e.getMessage() + ")";
-            }
-        }
-
-        private static void delete(Path dir) {
-            try (var files = Files.walk(dir)) {
-                for (Path f : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
-                    Files.deleteIfExists(f);
-                }
-            } catch (IOException ignored) {
-                // a temp directory left behind is harmless
-            }
+        public void close() throws IOException, InterruptedException {
+            server.close();
         }
     }
 }

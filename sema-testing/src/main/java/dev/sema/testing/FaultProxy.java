@@ -96,17 +96,30 @@ public final class FaultProxy implements AutoCloseable {
         return proxy;
     }
 
-    /** @return the loopback port clients connect to */
+    /**
+     * Returns the loopback port clients connect to.
+     *
+     * @return the port
+     */
     public int port() {
         return listener.getLocalPort();
     }
 
-    /** @return {@code redis://127.0.0.1:<port>}, with {@code query} appended when not empty */
+    /**
+     * Returns the Redis URI of the proxy.
+     *
+     * @param query a URI query such as {@code timeout=1s}, or empty
+     * @return {@code redis://127.0.0.1:<port>}, with {@code ?query} appended when not empty
+     */
     public String redisUri(String query) {
         return "redis://127.0.0.1:" + port() + (query == null || query.isEmpty() ? "" : "?" + query);
     }
 
-    /** Cuts every link, in {@code direction}, until {@link #heal()}. */
+    /**
+     * Cuts every link, in {@code direction}, until {@link #heal()}.
+     *
+     * @param direction which way nothing moves
+     */
     public void partition(Direction direction) {
         partition(direction, l -> true);
     }
@@ -114,6 +127,9 @@ public final class FaultProxy implements AutoCloseable {
     /**
      * Cuts the links that {@code which} selects, in {@code direction}, until {@link #heal()}; replaces any
      * partition in force.
+     *
+     * @param direction which way nothing moves
+     * @param which     the links cut, tested whenever bytes would move (so a link opened later is cut too)
      */
     public void partition(Direction direction, Predicate<Link> which) {
         Objects.requireNonNull(direction, "direction");
@@ -139,7 +155,11 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
-    /** Delays every chunk read from now on by {@code eachWay} (zero: none). */
+    /**
+     * Delays every chunk read from now on by {@code eachWay} (zero: none).
+     *
+     * @param eachWay the delay, in each direction
+     */
     public void latency(Duration eachWay) {
         latencyNanos = Math.max(0, eachWay.toNanos());
     }
@@ -159,12 +179,20 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
-    /** @return the connections open now */
+    /**
+     * Returns the connections open now.
+     *
+     * @return a copy of the list
+     */
     public List<Link> links() {
         return new ArrayList<>(links);
     }
 
-    /** @return how many connections were accepted so far */
+    /**
+     * Returns how many connections were accepted so far.
+     *
+     * @return the count
+     */
     public int accepted() {
         return linkIds.get();
     }
@@ -268,12 +296,20 @@ public final class FaultProxy implements AutoCloseable {
             this.server = server;
         }
 
-        /** @return the link's number, from 1 in accept order */
+        /**
+         * Returns the link's number.
+         *
+         * @return from 1, in accept order
+         */
         public int id() {
             return id;
         }
 
-        /** @return whether the client sent a Redis SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE on it (a pub/sub connection) */
+        /**
+         * Tells whether this is a pub/sub connection.
+         *
+         * @return whether the client sent a Redis SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE on it
+         */
         public boolean subscriber() {
             return subscriber;
         }

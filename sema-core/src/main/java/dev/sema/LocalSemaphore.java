@@ -86,7 +86,8 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      * from outside. GIVING_UP: a blocked waiter found itself interrupted and is about to cancel itself by CAS
      * (no lock held); a release there wakes a head that then leaves anyway, the only way HEAD_WOKEN outlives
      * the head it was set for. SERVED: serveLocked between serveHeadsLocked's reads of `state` and
-     * updateFlagsLocked's CAS (lock held); a release there is the one I2's conditioned CAS must see.
+     * updateFlagsLocked's CAS (lock held); a release there is the one I2's conditioned CAS must see
+     * (StagedRaceTest).
      * Neither lies on a fast path: a static read and a null test on the interrupt path and once per
      * serving pass of a section that took the lock and moves the state word by CAS anyway.
      * A test sets it before it starts or interrupts the threads that may run it and clears it after joining

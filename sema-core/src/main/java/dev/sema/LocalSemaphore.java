@@ -82,6 +82,17 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      * the lock on the fast paths (acquire when the mask allows, release while QUEUED is clear).
      * Nothing is completed, unparked or called back while the lock is held.
      *
+     * Test hooks: `testHook` (static, null outside tests) runs at two points where a test cannot stage a race
+     * from outside. GIVING_UP: a blocked waiter found itself interrupted and is about to cancel itself by CAS
+     * (no lock held); a release there wakes a head that then leaves anyway, the only way HEAD_WOKEN outlives
+     * the head it was set for. SERVED: serveLocked between serveHeadsLocked's reads of `state` and
+     * updateFlagsLocked's CAS (lock held); a release there is the one I2's conditioned CAS must see
+     * (StagedRaceTest).
+     * Neither lies on a fast path: a static read and a null test on the interrupt path and once per
+     * serving pass of a section that took the lock and moves the state word by CAS anyway.
+     * A test sets it before it starts or interrupts the threads that may run it and clears it after joining
+     * them: Thread.start, interrupt (seen by Thread.interrupted) and join publish it.
+     *
      * field               read          write
      * state               volatile      CAS (flags only under lock)
      * limit               volatile      volatile, under lock
@@ -91,6 +102,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      * doneFirst/doneLast  under lock    under lock
      * wake                under lock    under lock
      * Waiter.woken        volatile      volatile, under lock
+     * testHook            plain         plain, by a test only (see Test hooks above)
      */
 
     static final int SHIFT = 4;
@@ -140,6 +152,22 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     private Waiter doneLast;
     /** BARGING: the thread of the head woken in this critical section, to unpark after it (I6). */
     private Thread wake;
+
+    /** A test's code at a {@link HookPoint}, or null (always, outside tests); see "Test hooks" above. */
+    static TestHook testHook;
+
+    /** Where {@link #testHook} runs. */
+    enum HookPoint {
+        /** A blocked waiter found itself interrupted and is about to cancel itself; no lock held. */
+        GIVING_UP,
+        /** A critical section served the heads and is about to update the flags (updateFlagsLocked); lock held. */
+        SERVED
+    }
+
+    /** Code a test runs inside the engine, on the engine's thread, to stage a race at a {@link HookPoint}. */
+    interface TestHook {
+        void at(HookPoint point, LocalSemaphore semaphore);
+    }
 
     LocalSemaphore(String name, long permits, long ceiling, Fairness fairness, LeakDetection leakDetection) {
         super(name);
@@ -204,6 +232,14 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     private boolean casState(long expected, long next) {
         return STATE.compareAndSet(this, expected, next);
+    }
+
+    /** Runs the test hook, if a test set one; off the fast paths (see "Test hooks" above). */
+    private void hook(HookPoint point) {
+        TestHook h = testHook;
+        if (h != null) {
+            h.at(point, this);
+        }
     }
 
     // ---------------------------------------------------------------- acquire
@@ -416,6 +452,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 throw closedWhileWaiting(w);
             }
             if (Thread.interrupted()) {
+                hook(HookPoint.GIVING_UP);
                 if (w.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
                     withdraw(w);
                     if (!w.idle) {
@@ -705,6 +742,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 addAvailable(left);
                 left = 0;
             }
+            hook(HookPoint.SERVED); // a release without the lock may land here (I2)
         } while (!updateFlagsLocked());
     }
 

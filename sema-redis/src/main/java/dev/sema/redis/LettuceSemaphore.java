@@ -125,10 +125,10 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     /** For tests: stops sending renewals, as a process that hangs would (local deadlines still apply). */
     volatile boolean renewalsSuspended;
     /**
-     * For the chaos run's deliberately broken build only (set by reflection): hands late grants over as they
-     * are, breaking L9, so that the run's checker can show it catches what that lets through.
+     * For the chaos run's deliberately broken build and its test only: hands late grants over as they are,
+     * breaking L9, so that the history checker can show it catches what that lets through.
      */
-    private static volatile boolean lateGrantsUnchecked;
+    static volatile boolean lateGrantsUnchecked;
 
     /**
      * What a builder chose: see {@link RedisSemaphore.Builder}.

@@ -6,6 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sema.Permit;
 import dev.sema.testing.FaultProxy;
+import dev.sema.testing.history.Checker;
+import dev.sema.testing.history.HistoryWriter;
+import dev.sema.testing.history.Recorder;
+import dev.sema.testing.history.Report;
+import dev.sema.testing.history.Violation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -371,6 +376,73 @@ class RedisNetworkFaultTest extends RedisTestSupport {
         });
         held.close();
         everyPermitBack(sc, 1);
+    }
+
+    @Test
+    @Timeout(90)
+    void theHistoryCheckerFlagsALateGrantHandedOverUncheckedAndPassesTheRealRule() throws Exception {
+        Report broken;
+        LettuceSemaphore.lateGrantsUnchecked = true; // the chaos run's deliberately broken build
+        try {
+            broken = recordPartitionedHeadWaiter(name + "-broken");
+        } finally {
+            LettuceSemaphore.lateGrantsUnchecked = false;
+        }
+        assertThat(broken.violations(Violation.Rule.LIMIT)).as(broken.toText()).isNotEmpty();
+        Report fixed = recordPartitionedHeadWaiter(name + "-fixed");
+        assertThat(fixed.passed()).as(fixed.toText()).isTrue();
+    }
+
+    /**
+     * The partitioned head waiter of {@link #partitionedHeadWaiterNeverBelievesItHoldsWhatRedisGaveToAnother},
+     * recorded as a history of three processes (a holder, a direct waiter c and the cut-off waiter w) and
+     * checked.
+     */
+    private Report recordPartitionedHeadWaiter(String sem) throws Exception {
+        HistoryWriter writer = HistoryWriter.inMemory();
+        Recorder ra = new Recorder(writer, "a");
+        Recorder rc = new Recorder(writer, "c");
+        Recorder rw = new Recorder(writer, "w");
+        for (Recorder r : List.of(ra, rc, rw)) {
+            r.start();
+            r.declare(sem, 1, LEASE);
+        }
+        RedisSemaphore sa = a.semaphore(sem).permits(1).lease(LEASE).build();
+        RedisSemaphore sc = b.semaphore(sem).permits(1).lease(LEASE).build();
+        RedisSemaphore sw = w.semaphore(sem).permits(1).lease(LEASE).build();
+        long holderReq = ra.invoke(sem, 1, "acquire");
+        RedisPermit holder = (RedisPermit) sa.acquire();
+        ra.ok(holderReq, holder.fencingToken());
+        long wReq = rw.invoke(sem, 1, "async");
+        CompletableFuture<Permit> cut = sw.acquireAsync(1);
+        awaitQueueLength(sw, 1);
+        long cReq = rc.invoke(sem, 1, "async");
+        CompletableFuture<Permit> next = sc.acquireAsync(1);
+        awaitQueueLength(sc, 2);
+        proxy.partition(FaultProxy.Direction.BOTH);
+        ra.release(holderReq);
+        holder.close();
+        RedisPermit c = (RedisPermit) next.get(20, TimeUnit.SECONDS);
+        rc.ok(cReq, c.fencingToken());
+        c.leaseLost().thenRun(() -> rc.lost(cReq));
+        proxy.heal();
+        // w's outcome: handed over late (the broken build) or queued again behind c (the rule).
+        CompletableFuture<Void> wDone = cut.thenAccept(p -> {
+            RedisPermit rp = (RedisPermit) p;
+            rw.ok(wReq, rp.fencingToken());
+            rp.leaseLost().thenRun(() -> rw.lost(wReq));
+        });
+        Thread.sleep(1_500);
+        rc.release(cReq);
+        c.close();
+        RedisPermit mine = (RedisPermit) cut.get(20, TimeUnit.SECONDS);
+        wDone.get(20, TimeUnit.SECONDS);
+        rw.release(wReq);
+        mine.close();
+        for (Recorder r : List.of(ra, rc, rw)) {
+            r.exit();
+        }
+        return new Checker().check(writer.history());
     }
 
     /** Every permit back, nobody waiting, Redis's bookkeeping intact: within a lease and a heartbeat. */

@@ -128,8 +128,15 @@ final class RecoveryRule {
         }
     }
 
-    /** The stretch measured from the end of the last fault that ended before it did, if any. */
+    /**
+     * The stretch measured from the end of the last fault that ended before it did, if any, and if no fault
+     * was still going on when it ended: a stretch that ends during a fault is that fault's doing, not a
+     * permit left unusable after one.
+     */
     private static Optional<Stretch> afterFault(Timeline timeline, Stretch st) {
+        if (timeline.faults.stream().anyMatch(f -> f.begin() <= st.end() && st.end() < f.end())) {
+            return Optional.empty();
+        }
         return timeline.faults.stream().filter(f -> f.end() <= st.end())
                 .max(Comparator.comparingLong(FaultSpan::end))
                 .map(f -> new Stretch(st.semaphore(), st.start(), st.end(), st.peak(),

@@ -105,6 +105,21 @@ class RecoveryRuleTest {
     }
 
     @Test
+    void strandedStretchThatEndsDuringALaterFaultIsThatFaultsNotOneLeftAfterTheEarlierFault() {
+        Report r = history().declare("s", 2, 1000)
+                .at(0).faultBegin("redis-restart", "redis")
+                .at(300).faultEnd("redis-restart", "redis")
+                .at(1000).faultBegin("partition", "w3")
+                .samples("s", 1, 1200, 3500, 100)
+                .samples("s", 0, 3600, 6000, 100)
+                .at(5000).faultEnd("partition", "w3")
+                .check();
+        assertThat(r.violations()).isEmpty();
+        assertThat(r.longestStranded()).get().extracting(Stretch::length).isEqualTo(Duration.ofMillis(2300));
+        assertThat(r.longestStrandedAfterFault()).isEmpty();
+    }
+
+    @Test
     void permitsStrandedInARunWithoutFaultsCountFromTheStretchStart() {
         Report r = history().declare("s", 2, 1000)
                 .samples("s", 1, 0, 2100, 100)

@@ -1,0 +1,174 @@
+package dev.sema.chaos;
+
+import dev.sema.testing.FaultProxy;
+import dev.sema.testing.RedisServer;
+import dev.sema.testing.history.HistoryWriter;
+import dev.sema.testing.history.Recorder;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The chaos run ({@code bin/chaos}): several worker JVMs ({@link ChaosWorker}) share a few RedisSemaphores,
+ * each through a {@link FaultProxy} of its own, while a scheduler injects faults at random (see
+ * {@link Faults}); every process records its history, the scheduler records the faults and samples the
+ * semaphores in Redis, and at the end the {@link dev.sema.testing.history.Checker} checks the merged
+ * histories: never more believed held than a limit, fencing tokens in grant order, one outcome per request,
+ * nobody hung, every permit back once the faults stopped.
+ *
+ * <p>Usage: {@code ChaosRun [quick|full] [broken] [key=value...]}: {@code quick} (default) runs 3 minutes of
+ * faults, {@code full} 15; {@code broken} turns off, in the workers, the check that keeps a late grant from
+ * reaching its caller, to show that the checker flags what that lets through. Keys: {@code processes} (6),
+ * {@code minutes}, {@code seed}, {@code threads} per process (8), {@code lease} in ms (2000), {@code out}
+ * (the directory for the histories, the logs and the report; default
+ * {@code sema-chaos/target/chaos/<time>}). Exit status 0 when the checker finds no violation, 1 when it
+ * finds some, 2 when the run itself failed.
+ */
+public final class ChaosRun {
+
+    /** The run's semaphores: limits 1 to 16, weights up to half the limit. */
+    static final String SEMAPHORES = "chaos-1:1,chaos-2:2,chaos-4:4,chaos-16:16";
+
+    /** What the command line asked for. */
+    record Options(int processes, double minutes, long seed, int threads, Duration lease, Path out, boolean broken,
+            String semaphores) {
+
+        static Options parse(String... args) {
+            boolean full = false;
+            boolean broken = false;
+            int processes = 6;
+            Double minutes = null;
+            long seed = System.nanoTime();
+            int threads = 8;
+            long leaseMs = 2_000;
+            Path out = null;
+            for (String a : args) {
+                switch (a) {
+                    case "quick" -> full = false;
+                    case "full" -> full = true;
+                    case "broken" -> broken = true;
+                    default -> {
+                        int eq = a.indexOf('=');
+                        if (eq < 0) {
+                            throw new IllegalArgumentException("unknown argument '" + a + "': quick, full, broken"
+                                    + " or key=value (processes, minutes, seed, threads, lease, out)");
+                        }
+                        String k = a.substring(0, eq);
+                        String v = a.substring(eq + 1);
+                        switch (k) {
+                            case "processes" -> processes = positive(k, Integer.parseInt(v));
+                            case "minutes" -> minutes = Double.parseDouble(v);
+                            case "seed" -> seed = Long.parseLong(v);
+                            case "threads" -> threads = positive(k, Integer.parseInt(v));
+                            case "lease" -> leaseMs = positive(k, Long.parseLong(v));
+                            case "out" -> out = Path.of(v);
+                            default -> throw new IllegalArgumentException("unknown key '" + k + "' in '" + a
+                                    + "': processes, minutes, seed, threads, lease or out");
+                        }
+                    }
+                }
+            }
+            if (processes < 2) {
+                throw new IllegalArgumentException("processes=" + processes + ": at least 2");
+            }
+            double m = minutes != null ? minutes : full ? 15 : 3;
+            if (!(m > 0)) {
+                throw new IllegalArgumentException("minutes=" + m + ": must be positive");
+            }
+            if (out == null) {
+                out = Path.of("sema-chaos", "target", "chaos",
+                        LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT))
+                                + (broken ? "-broken" : ""));
+            }
+            return new Options(processes, m, seed, threads, Duration.ofMillis(leaseMs), out, broken, SEMAPHORES);
+        }
+
+        private static <N extends Number> N positive(String key, N n) {
+            if (n.longValue() <= 0) {
+                throw new IllegalArgumentException(key + "=" + n + ": must be positive");
+            }
+            return n;
+        }
+    }
+
+    public static void main(String[] args) {
+        Options o;
+        try {
+            o = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("chaos: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        int code;
+        try {
+            code = run(o, System.out);
+        } catch (Exception e) {
+            e.printStackTrace();
+            code = 2;
+        }
+        System.exit(code);
+    }
+
+    /** Runs the whole chaos run; returns the exit status. */
+    static int run(Options o, PrintStream out) throws Exception {
+        Files.createDirectories(o.out());
+        RedisServer.Binary binary = RedisServer.Source.INSTALLED_OR_BUNDLED.find()
+                .orElseThrow(() -> new IllegalStateException(RedisServer.Source.INSTALLED_OR_BUNDLED.missing()));
+        out.printf("chaos: %d processes x %d threads, %s of faults, lease %d ms, seed %d%s%n", o.processes(),
+                o.threads(), minutes(o.minutes()), o.lease().toMillis(), o.seed(),
+                o.broken() ? ", BROKEN BUILD (late grants unchecked)" : "");
+        out.println("chaos: " + binary + ", histories in " + o.out().toAbsolutePath());
+        List<ChaosWorker.Sem> sems = ChaosWorker.parse(o.semaphores());
+        try (RedisServer redis = RedisServer.builder(binary).appendOnly().start();
+                HistoryWriter writer = HistoryWriter.toFile(o.out().resolve("scheduler.hist"))) {
+            Recorder rec = new Recorder(writer, "scheduler");
+            for (ChaosWorker.Sem s : sems) {
+                rec.declare(s.name(), s.limit(), o.lease());
+            }
+            try (Fleet fleet = new Fleet(o, redis, rec);
+                    Sampler sampler = new Sampler(redis, sems, rec)) {
+                fleet.startAll();
+                sampler.start();
+                Faults faults = new Faults(o, redis, fleet, rec, new Random(o.seed()), out);
+                long end = System.nanoTime() + (long) (o.minutes() * 60e9);
+                faults.runUntil(end);
+                faults.healAll();
+                Duration calm = o.lease().multipliedBy(2).plusSeconds(3);
+                out.printf("chaos: faults over (%s); %d s without faults, then the workers stop%n", faults.summary(),
+                        calm.toSeconds());
+                Thread.sleep(calm.toMillis());
+                fleet.stopAll(out);
+                sampler.close();
+                sampler.finalCounts(o.lease().plusSeconds(10), out);
+            }
+        }
+        return Verdict.check(o, out);
+    }
+
+    static String minutes(double m) {
+        return m == Math.rint(m) ? (long) m + " min" : String.format(Locale.ROOT, "%.1f min", m);
+    }
+
+    /** Runs {@code command} and waits for it, for the signals {@code kill} sends. */
+    static void exec(String... command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException(String.join(" ", command) + " failed: " + said.trim());
+        }
+    }
+
+    private ChaosRun() {
+    }
+}

@@ -1,0 +1,313 @@
+package dev.sema.chaos;
+
+import dev.sema.Permit;
+import dev.sema.SemaphoreClosedException;
+import dev.sema.redis.RedisPermit;
+import dev.sema.redis.RedisSemaphore;
+import dev.sema.redis.RedisSemaphoreException;
+import dev.sema.redis.RedisSemaphores;
+import dev.sema.testing.history.Event.Outcome;
+import dev.sema.testing.history.HistoryWriter;
+import dev.sema.testing.history.Recorder;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One process of the chaos run: virtual threads make random requests on every semaphore of the run
+ * through one {@link RedisSemaphores}, connected to Redis through this process's fault proxy, and record
+ * each request, outcome, lease loss and release in the process's history file. It stops making requests
+ * when its standard input ends (the scheduler closes it), gives back what it holds, leaves, records its
+ * exit and ends with status 0.
+ *
+ * <p>What it records is what the process believes: {@code ok} once a permit is in hand, {@code release}
+ * before it calls {@code close()}, {@code lost} when {@code leaseLost()} completes. Requests mix every
+ * style of acquire: blocking, timed (20 ms to 3 s), {@code tryAcquire}, async with a timeout, async
+ * cancelled after a random delay, and blocking interrupted after a random delay; weights run from 0 to
+ * half the limit (1 for a limit of 1), held 0 to 300 ms.
+ *
+ * <p>Arguments: {@code name uri historyFile seed leaseMillis threads semaphores [broken]}, where
+ * {@code semaphores} is {@code name:limit,name:limit...}; {@code broken} turns off the check that keeps a
+ * late grant from reaching a caller (through a test hook), to show that the checker catches what it lets
+ * through.
+ */
+public final class ChaosWorker {
+
+    /** One semaphore as the run declares it. */
+    record Sem(String name, long limit) {
+        long maxWeight() {
+            return Math.max(1, limit / 2);
+        }
+    }
+
+    private final Recorder rec;
+    private final RedisSemaphores redis;
+    private final List<RedisSemaphore> handles;
+    private final List<Sem> sems;
+    private volatile boolean stopping;
+
+    private ChaosWorker(Recorder rec, RedisSemaphores redis, List<Sem> sems, List<RedisSemaphore> handles) {
+        this.rec = rec;
+        this.redis = redis;
+        this.sems = sems;
+        this.handles = handles;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String name = args[0];
+        String uri = args[1];
+        Path history = Path.of(args[2]);
+        long seed = Long.parseLong(args[3]);
+        Duration lease = Duration.ofMillis(Long.parseLong(args[4]));
+        int threads = Integer.parseInt(args[5]);
+        List<Sem> sems = parse(args[6]);
+        if (args.length > 7 && args[7].equals("broken")) {
+            BrokenBuild.skipLateGrantCheck();
+        }
+        HistoryWriter writer = HistoryWriter.toFile(history);
+        Recorder rec = new Recorder(writer, name);
+        rec.start();
+        RedisSemaphores redis = connect(uri);
+        List<RedisSemaphore> handles = new ArrayList<>();
+        for (Sem s : sems) {
+            handles.add(build(redis, s, lease));
+        }
+        ChaosWorker w = new ChaosWorker(rec, redis, sems, handles);
+        int code = w.run(threads, seed);
+        rec.exit();
+        writer.close();
+        System.exit(code);
+    }
+
+    static List<Sem> parse(String spec) {
+        List<Sem> sems = new ArrayList<>();
+        for (String part : spec.split(",")) {
+            String[] kv = part.split(":");
+            sems.add(new Sem(kv[0], Long.parseLong(kv[1])));
+        }
+        return sems;
+    }
+
+    /** Connects, retrying while a fault keeps Redis out of reach (the scheduler may start one at any time). */
+    private static RedisSemaphores connect(String uri) throws InterruptedException {
+        for (int attempt = 1;; attempt++) {
+            try {
+                return RedisSemaphores.connect(uri);
+            } catch (RedisSemaphoreException e) {
+                if (attempt == 120) {
+                    throw e;
+                }
+                Thread.sleep(500);
+            }
+        }
+    }
+
+    private static RedisSemaphore build(RedisSemaphores redis, Sem s, Duration lease) throws InterruptedException {
+        for (int attempt = 1;; attempt++) {
+            try {
+                return redis.semaphore(s.name()).permits(s.limit()).lease(lease).build();
+            } catch (RedisSemaphoreException e) {
+                if (attempt == 120) {
+                    throw e;
+                }
+                Thread.sleep(500);
+            }
+        }
+    }
+
+    private int run(int threads, long seed) throws InterruptedException {
+        Thread stdin = Thread.ofPlatform().daemon().start(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                while (in.readLine() != null) {
+                    // the scheduler says nothing: the end of the stream is the signal
+                }
+            } catch (IOException e) {
+                // the end of the stream all the same
+            }
+            stopping = true;
+        });
+        List<Thread> loops = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int i = 0; i < threads; i++) {
+            Random random = new Random(seed * 31 + i);
+            loops.add(Thread.ofVirtual().name("chaos-" + i).start(() -> {
+                try {
+                    while (!stopping) {
+                        try {
+                            request(random);
+                            Thread.sleep(random.nextInt(20));
+                        } catch (InterruptedException e) {
+                            // an interrupt aimed at a request that ended first: its outcome is recorded
+                        }
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            }));
+        }
+        stdin.join();
+        for (Thread t : loops) {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+            if (t.isAlive()) {
+                System.err.println("stuck: " + t + "\n" + stackOf(t));
+                return 3; // no exit recorded: the checker reports this process as hung
+            }
+        }
+        redis.close();
+        for (Throwable t : failures) {
+            t.printStackTrace();
+        }
+        return failures.isEmpty() ? 0 : 4;
+    }
+
+    private enum Style { BLOCKING, TIMED, TRY, ASYNC, ASYNC_CANCELLED, INTERRUPTED }
+
+    private void request(Random random) throws InterruptedException {
+        int i = random.nextInt(sems.size());
+        Sem sem = sems.get(i);
+        RedisSemaphore s = handles.get(i);
+        long n = random.nextInt(20) == 0 ? 0 : 1 + random.nextInt((int) sem.maxWeight());
+        Style style = Style.values()[random.nextInt(Style.values().length)];
+        long req = rec.invoke(sem.name(), n, style.name().toLowerCase(java.util.Locale.ROOT));
+        Permit p;
+        try {
+            p = acquire(s, n, style, random);
+        } catch (TimeoutException e) {
+            rec.fail(req, Outcome.TIMEOUT, e.getMessage());
+            return;
+        } catch (CancellationException e) {
+            rec.fail(req, Outcome.CANCELLED, "cancelled");
+            return;
+        } catch (InterruptedException e) {
+            rec.fail(req, Outcome.INTERRUPTED, e.getMessage());
+            Thread.interrupted();
+            return;
+        } catch (SemaphoreClosedException e) {
+            rec.fail(req, Outcome.CLOSED, e.getMessage());
+            return;
+        } catch (RedisSemaphoreException e) {
+            rec.fail(req, Outcome.ERROR, "unreachable: " + e.getMessage());
+            Thread.sleep(100 + random.nextInt(200)); // as a caller would, rather than spin while Redis is away
+            return;
+        } catch (RuntimeException e) {
+            rec.fail(req, Outcome.ERROR, e.toString());
+            throw e;
+        } finally {
+            if (style == Style.INTERRUPTED) {
+                Thread.interrupted(); // the interrupter is done: no interrupt outlives its request
+            }
+        }
+        if (p == null) {
+            rec.fail(req, Outcome.UNAVAILABLE, "tryAcquire found too few");
+            return;
+        }
+        RedisPermit rp = (RedisPermit) p;
+        rec.ok(req, rp.fencingToken());
+        Thread.interrupted(); // a grant that raced with an interrupt keeps it: not for the holding below
+        rp.leaseLost().thenRun(() -> rec.lost(req));
+        try {
+            Thread.sleep(random.nextInt(300));
+        } finally {
+            rec.release(req);
+            p.close();
+        }
+    }
+
+    private Permit acquire(RedisSemaphore s, long n, Style style, Random random)
+            throws InterruptedException, TimeoutException {
+        Duration timeout = Duration.ofMillis(20 + random.nextInt(3_000));
+        switch (style) {
+            case BLOCKING -> {
+                return s.acquire(n);
+            }
+            case TIMED -> {
+                return s.acquire(n, timeout);
+            }
+            case TRY -> {
+                Optional<Permit> p = s.tryAcquire(n);
+                return p.orElse(null);
+            }
+            case ASYNC -> {
+                return join(s.acquireAsync(n, timeout));
+            }
+            case ASYNC_CANCELLED -> {
+                CompletableFuture<Permit> f = s.acquireAsync(n);
+                Thread.sleep(random.nextInt(500));
+                if (f.cancel(true)) {
+                    throw new CancellationException();
+                }
+                return join(f);
+            }
+            case INTERRUPTED -> {
+                Thread self = Thread.currentThread();
+                long delay = random.nextInt(500);
+                java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
+                Thread interrupter = Thread.ofVirtual().start(() -> {
+                    try {
+                        Thread.sleep(delay);
+                    } catch (InterruptedException e) {
+                        return; // the request ended first
+                    }
+                    if (over.compareAndSet(false, true)) {
+                        self.interrupt();
+                    }
+                });
+                try {
+                    return s.acquire(n);
+                } finally {
+                    if (over.compareAndSet(false, true)) {
+                        interrupter.interrupt();
+                    }
+                    while (interrupter.isAlive()) {
+                        try {
+                            interrupter.join();
+                        } catch (InterruptedException e) {
+                            // its interrupt, arriving late: cleared below
+                        }
+                    }
+                }
+            }
+            default -> throw new AssertionError(style);
+        }
+    }
+
+    private static Permit join(CompletableFuture<Permit> f) throws InterruptedException, TimeoutException {
+        try {
+            return f.get();
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof TimeoutException t) {
+                throw t;
+            }
+            if (c instanceof CancellationException x) {
+                throw x;
+            }
+            if (c instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(c);
+        } catch (CancellationException e) {
+            throw e;
+        }
+    }
+
+    private static String stackOf(Thread t) {
+        StringBuilder b = new StringBuilder();
+        for (StackTraceElement e : t.getStackTrace()) {
+            b.append("    at ").append(e).append('\n');
+        }
+        return b.toString();
+    }
+}

@@ -141,6 +141,44 @@ public record Report(long start, long end, int processes, int runs, int semaphor
     }
 
     /**
+     * The stale overlaps, one line per paused holder (a pause usually makes many overlaps, one each time the
+     * others' grants change): how many, how long in all, over the limit by how much, and whether it is fenced.
+     */
+    private void staleText(StringBuilder b) {
+        Map<String, List<StaleOverlap>> byHolder = new java.util.LinkedHashMap<>();
+        Map<String, PausedHolder> holders = new java.util.LinkedHashMap<>();
+        for (StaleOverlap s : stale) {
+            for (PausedHolder h : s.holders()) {
+                String key = s.semaphore() + " " + h.process() + " req=" + h.req();
+                byHolder.computeIfAbsent(key, k -> new java.util.ArrayList<>()).add(s);
+                holders.putIfAbsent(key, h);
+            }
+        }
+        long unfenced = holders.values().stream().filter(h -> !h.fenced()).count();
+        b.append("stale after a pause: ").append(stale.size()).append(" overlaps");
+        if (!stale.isEmpty()) {
+            b.append(", of ").append(holders.size()).append(" paused holders, ")
+                    .append(unfenced == 0 ? "all fenced" : unfenced + " NOT FENCED");
+        }
+        b.append('\n');
+        for (Map.Entry<String, List<StaleOverlap>> e : byHolder.entrySet()) {
+            PausedHolder h = holders.get(e.getKey());
+            List<StaleOverlap> overlaps = e.getValue();
+            long total = overlaps.stream().mapToLong(o -> o.end() - o.start()).sum();
+            StaleOverlap worst = overlaps.stream().max(java.util.Comparator.comparingLong(o -> o.held() - o.limit()))
+                    .orElseThrow();
+            b.append("  ").append(e.getKey()).append(" (").append(h.permits()).append(" permits, token ")
+                    .append(h.token()).append("), stopped ").append(at(h.stopped())).append(", continued ")
+                    .append(at(h.resumed())).append(": ").append(overlaps.size()).append(" overlaps from ")
+                    .append(at(overlaps.get(0).start())).append(", ").append(Times.length(total))
+                    .append(" in all, up to ").append(worst.held()).append(" believed held against a limit of ")
+                    .append(worst.limit()).append("; ").append(h.fenced() ? "fenced" : "NOT FENCED").append(" (")
+                    .append(h.laterGrants()).append(" grants invoked after its ok").append(h.laterGrants() > 0
+                            ? ", lowest token " + h.lowestLaterToken() : "").append(")\n");
+        }
+    }
+
+    /**
      * Writes the report as text: the summary, the stale overlaps, then each violation with its context.
      *
      * @return the text, ending in a verdict line
@@ -156,20 +194,7 @@ public record Report(long start, long end, int processes, int runs, int semaphor
                 .append(counts(faultsByKind)).append('\n');
         b.append("pauses: ").append(pauseWindows).append(pauseWindows > 0
                 ? ", longest " + Times.length(longestPause.toNanos()) : "").append('\n');
-        b.append("stale after a pause: ").append(stale.size()).append('\n');
-        for (StaleOverlap s : stale) {
-            b.append("  ").append(s.semaphore()).append(" ").append(at(s.start())).append(" for ")
-                    .append(Times.length(s.length().toNanos())).append(": ").append(s.held()).append(" believed held, limit ")
-                    .append(s.limit()).append('\n');
-            for (PausedHolder h : s.holders()) {
-                b.append("    paused ").append(h.process()).append(" req=").append(h.req()).append(" (")
-                        .append(h.permits()).append(" permits, token ").append(h.token()).append(") stopped ")
-                        .append(at(h.stopped())).append(", continued ").append(at(h.resumed())).append(": ")
-                        .append(h.fenced() ? "fenced" : "NOT FENCED").append(" (").append(h.laterGrants())
-                        .append(" grants invoked after its ok").append(h.laterGrants() > 0
-                                ? ", lowest token " + h.lowestLaterToken() : "").append(")\n");
-            }
-        }
+        staleText(b);
         b.append("stranded: ").append(longestStranded.map(s -> "longest " + stretch(s)).orElse("none")).append('\n');
         b.append("stranded after a fault: ").append(longestStrandedAfterFault.map(s -> "longest "
                 + Times.length(s.pastFault().toNanos()) + " past the end of " + s.fault() + ", " + stretch(s))

@@ -65,18 +65,25 @@ public final class ChaosRun {
                         }
                         String k = a.substring(0, eq);
                         String v = a.substring(eq + 1);
-                        switch (k) {
-                            case "processes" -> processes = positive(k, Integer.parseInt(v));
-                            case "minutes" -> minutes = Double.parseDouble(v);
-                            case "seed" -> seed = Long.parseLong(v);
-                            case "threads" -> threads = positive(k, Integer.parseInt(v));
-                            case "lease" -> leaseMs = positive(k, Long.parseLong(v));
-                            case "out" -> out = Path.of(v);
-                            default -> throw new IllegalArgumentException("unknown key '" + k + "' in '" + a
-                                    + "': processes, minutes, seed, threads, lease or out");
+                        try {
+                            switch (k) {
+                                case "processes" -> processes = positive(k, Integer.parseInt(v));
+                                case "minutes" -> minutes = Double.parseDouble(v);
+                                case "seed" -> seed = Long.parseLong(v);
+                                case "threads" -> threads = positive(k, Integer.parseInt(v));
+                                case "lease" -> leaseMs = positive(k, Long.parseLong(v));
+                                case "out" -> out = Path.of(v);
+                                default -> throw new IllegalArgumentException("unknown key '" + k + "' in '" + a
+                                        + "': processes, minutes, seed, threads, lease or out");
+                            }
+                        } catch (NumberFormatException e) {
+                            throw new IllegalArgumentException("'" + a + "': " + v + " is not a number");
                         }
                     }
                 }
+            }
+            if (leaseMs < 100) {
+                throw new IllegalArgumentException("lease=" + leaseMs + ": at least 100 (ms), the shortest lease");
             }
             if (processes < 2) {
                 throw new IllegalArgumentException("processes=" + processes + ": at least 2");

@@ -148,8 +148,8 @@ final class Faults {
             begin("sigkill", target);
             fleet.kill(s);
             sleep(Duration.ofMillis(500 + random.nextInt(1_500)));
-            fleet.start(s);
-            end("sigkill", target + " -> " + s.name);
+            fleet.start(s); // under a new name: its history starts afresh
+            end("sigkill", target);
         } else if (pick < 16) {
             begin("redis-restart", "redis");
             redis.restart();

@@ -1,0 +1,54 @@
+package dev.sema.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.sema.testing.RedisServer;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A short chaos run end to end, as {@code bin/chaos} runs it: three worker JVMs, half a minute of faults, the
+ * checker's verdict. It keeps the harness itself working in every build; the long runs are {@code bin/chaos}
+ * and {@code bin/chaos full}.
+ */
+@Tag("redis")
+class ChaosRunTest {
+
+    @Test
+    @Timeout(240)
+    void aShortChaosRunEndsWithEveryHistoryCheckedAndNoViolation(@TempDir Path dir) throws Exception {
+        assumeTrue(RedisServer.Source.INSTALLED_OR_BUNDLED.find().isPresent(),
+                RedisServer.Source.INSTALLED_OR_BUNDLED.missing());
+        ChaosRun.Options o = ChaosRun.Options.parse("processes=3", "minutes=0.5", "threads=4", "out=" + dir);
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
+        int code = ChaosRun.run(o, new PrintStream(said, true, StandardCharsets.UTF_8));
+        String report = said.toString(StandardCharsets.UTF_8);
+        System.out.println(report);
+        assertThat(code).as(report).isZero();
+        assertThat(report).contains("violations: 0", "PASSED");
+        assertThat(Files.readString(dir.resolve("report.txt"))).contains("PASSED");
+        try (var files = Files.list(dir)) {
+            assertThat(files.filter(p -> p.toString().endsWith(".hist")).count()).isGreaterThanOrEqualTo(4);
+        }
+    }
+
+    @Test
+    void badArgumentsAreRefusedNamingTheArgument() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("procs=3"))
+                .hasMessageContaining("procs");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("processes=1"))
+                .hasMessageContaining("processes=1");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("minutes=0"))
+                .hasMessageContaining("minutes=0");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("fast"))
+                .hasMessageContaining("'fast'");
+    }
+}

@@ -596,7 +596,9 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         return ownWrite.thenCompose(x -> owner.waitForReplicas(replicas, timeoutMillis)).thenAccept(acked -> {
             if (acked < replicas) {
                 throw new RedisSemaphoreException(describe() + ": the grant reached " + acked + " of the " + replicas
-                        + " replicas asked for within " + replicasTimeout + "; it was given back", null);
+                        + " replicas asked for within " + replicasTimeout + "; it was given back"
+                        + (acked == 0 ? " (no replica acknowledged it: after a failover the new primary may have none,"
+                        + " and every grant is refused until enough replicas join it)" : ""), null);
             }
         });
     }

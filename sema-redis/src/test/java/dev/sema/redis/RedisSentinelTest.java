@@ -191,6 +191,64 @@ class RedisSentinelTest {
         }
     }
 
+    /**
+     * {@code replicas(1, timeout)} after a failover that leaves the new primary without a replica: every
+     * grant is refused (the safe choice: an unreplicated grant could be lost in the next failover), with a
+     * message that says why, until a replica joins the new primary.
+     */
+    @Test
+    void withReplicasEveryGrantIsRefusedUntilTheNewPrimaryHasAReplicaAgain() throws Exception {
+        RedisServer.Binary binary = binary();
+        RedisServer primary = RedisServer.start(binary);
+        servers.add(primary);
+        RedisServer replica = RedisServer.builder(binary).replicaOf(primary.port()).start();
+        servers.add(replica);
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ports.add(sentinel(binary, primary.port(), 2));
+        }
+        RedisClient inspector = RedisClient.create(replica.uri());
+        try (StatefulRedisConnection<String, String> c = inspector.connect();
+                RedisSemaphores fleet = RedisSemaphores.connect(sentinelUri(ports))) {
+            RedisCommands<String, String> onReplica = c.sync();
+            awaitTrue("the replica in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
+            RedisSemaphore s = fleet.semaphore("lonely").permits(3).replicas(1, Duration.ofMillis(300)).build();
+            s.acquire().close(); // replicated: granted
+
+            primary.kill();
+            awaitTrue("the replica promoted", () -> onReplica.info("replication").contains("role:master"));
+            int refused = 0;
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (System.nanoTime() - until < 0) {
+                try {
+                    s.tryAcquire().ifPresent(Permit::close);
+                    throw new AssertionError("a grant was acknowledged by a primary without a replica");
+                } catch (RedisSemaphoreException e) {
+                    if (e.getMessage().contains("reached 0 of the 1 replicas")) {
+                        assertThat(e.getMessage()).contains("until enough replicas join");
+                        refused++;
+                    }
+                }
+                Thread.sleep(100);
+            }
+            assertThat(refused).as("grants refused while the new primary has no replica").isPositive();
+            assertThat(RedisTestSupport.metaField(onReplica, "lonely", "used")).as("each was given back").isZero();
+
+            RedisServer joined = RedisServer.builder(binary).replicaOf(replica.port()).start();
+            servers.add(joined);
+            awaitTrue("a grant is acknowledged again once a replica joined", () -> {
+                try {
+                    s.tryAcquire().ifPresent(Permit::close);
+                    return true;
+                } catch (RedisSemaphoreException stillAlone) {
+                    return false;
+                }
+            });
+        } finally {
+            inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
     private static void awaitTrue(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!holds(condition)) {

@@ -120,12 +120,19 @@
  * that floor. Split parts share their grant's token; a merge keeps the larger one.
  *
  * <h2>Failure model</h2>
- * A holder that crashes frees its permits when its lease ends. A holder paused longer than its lease
- * keeps working while its permits are handed on: the limit is exceeded in reality until it notices
- * ({@link dev.sema.redis.RedisPermit#leaseLost()}); only the fencing token, checked by the protected
- * resource, keeps such a holder from doing harm. Grants not yet replicated when a replica is promoted are
- * lost the same way. If Redis is unreachable, operations fail at once (or after the command timeout)
- * with {@link dev.sema.redis.RedisSemaphoreException}; waiters already queued keep waiting and are
- * kept alive again when Redis is back.
+ * A holder that crashes frees its permits when its lease ends. A process judges its own leases on its
+ * monotonic clock, from when the request that set each was sent, with a tenth of the lease as margin, and
+ * {@link dev.sema.redis.RedisPermit#leaseLost()} completes the instant that local deadline passes, before
+ * Redis can hand the permits on; a grant that reaches the process after it (a partition, a stall, a slow
+ * WAIT) is confirmed with Redis before it is handed over, or never handed over (see <em>Late grants</em> in
+ * {@link dev.sema.redis.RedisSemaphore}). A holder paused longer than that margin keeps working while its
+ * permits are handed on: the limit is exceeded in reality until it runs again and notices; only the fencing
+ * token, checked by the protected resource, keeps such a holder from doing harm. Grants not yet replicated
+ * when a replica is promoted are lost the same way. If Redis is unreachable, operations fail at once (or
+ * after the command timeout) with {@link dev.sema.redis.RedisSemaphoreException}; waiters already queued
+ * keep waiting and are kept alive again when Redis is back. A connection that brings no reply for a command
+ * timeout while commands wait (a half-open connection) is closed and opened again. The timing assumptions,
+ * what a process sees for each network fault, and the chaos run that checks all of it are in the project's
+ * {@code docs/RELIABILITY.md}.
  */
 package dev.sema.redis;

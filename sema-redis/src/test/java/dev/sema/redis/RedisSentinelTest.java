@@ -63,6 +63,23 @@ class RedisSentinelTest {
         return s.port();
     }
 
+    /** A primary, a replica of it and three sentinels watching the primary (quorum 2). */
+    private record Setup(RedisServer.Binary binary, RedisServer primary, RedisServer replica, List<Integer> sentinels) {
+    }
+
+    private Setup primaryReplicaAndSentinels() throws Exception {
+        RedisServer.Binary binary = binary();
+        RedisServer primary = RedisServer.start(binary);
+        servers.add(primary);
+        RedisServer replica = RedisServer.builder(binary).replicaOf(primary.port()).start();
+        servers.add(replica);
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ports.add(sentinel(binary, primary.port(), 2));
+        }
+        return new Setup(binary, primary, replica, ports);
+    }
+
     private static String sentinelUri(List<Integer> ports) {
         StringBuilder b = new StringBuilder("redis-sentinel://");
         for (int i = 0; i < ports.size(); i++) {
@@ -73,15 +90,10 @@ class RedisSentinelTest {
 
     @Test
     void aHandleFindsThePrimaryThroughSentinelAndFollowsAFailover() throws Exception {
-        RedisServer.Binary binary = binary();
-        RedisServer primary = RedisServer.start(binary);
-        servers.add(primary);
-        RedisServer replica = RedisServer.builder(binary).replicaOf(primary.port()).start();
-        servers.add(replica);
-        List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            ports.add(sentinel(binary, primary.port(), 2));
-        }
+        Setup setup = primaryReplicaAndSentinels();
+        RedisServer primary = setup.primary();
+        RedisServer replica = setup.replica();
+        List<Integer> ports = setup.sentinels();
         RedisClient inspector = RedisClient.create(replica.uri());
         try (StatefulRedisConnection<String, String> c = inspector.connect();
                 RedisSemaphores fleet = RedisSemaphores.connect(sentinelUri(ports))) {
@@ -134,15 +146,10 @@ class RedisSentinelTest {
     }
 
     private long overGrantedAcrossAFailover(boolean durable) throws Exception {
-        RedisServer.Binary binary = binary();
-        RedisServer primary = RedisServer.start(binary);
-        servers.add(primary);
-        RedisServer replica = RedisServer.builder(binary).replicaOf(primary.port()).start();
-        servers.add(replica);
-        List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            ports.add(sentinel(binary, primary.port(), 2));
-        }
+        Setup setup = primaryReplicaAndSentinels();
+        RedisServer primary = setup.primary();
+        RedisServer replica = setup.replica();
+        List<Integer> ports = setup.sentinels();
         RedisClient inspector = RedisClient.create(replica.uri());
         try (StatefulRedisConnection<String, String> c = inspector.connect();
                 RedisSemaphores first = RedisSemaphores.connect(sentinelUri(ports));
@@ -198,15 +205,11 @@ class RedisSentinelTest {
      */
     @Test
     void withReplicasEveryGrantIsRefusedUntilTheNewPrimaryHasAReplicaAgain() throws Exception {
-        RedisServer.Binary binary = binary();
-        RedisServer primary = RedisServer.start(binary);
-        servers.add(primary);
-        RedisServer replica = RedisServer.builder(binary).replicaOf(primary.port()).start();
-        servers.add(replica);
-        List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            ports.add(sentinel(binary, primary.port(), 2));
-        }
+        Setup setup = primaryReplicaAndSentinels();
+        RedisServer.Binary binary = setup.binary();
+        RedisServer primary = setup.primary();
+        RedisServer replica = setup.replica();
+        List<Integer> ports = setup.sentinels();
         RedisClient inspector = RedisClient.create(replica.uri());
         try (StatefulRedisConnection<String, String> c = inspector.connect();
                 RedisSemaphores fleet = RedisSemaphores.connect(sentinelUri(ports))) {

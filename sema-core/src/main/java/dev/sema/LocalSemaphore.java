@@ -103,6 +103,8 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      * wake                under lock    under lock
      * Waiter.woken        volatile      volatile, under lock
      * testHook            plain         plain, by a test only (see Test hooks above)
+     * closeCause          volatile      volatile, under lock, once, before the CAS that sets CLOSED: whoever
+     *                                   sees CLOSED sees the cause of the close that set it
      */
 
     static final int SHIFT = 4;
@@ -143,6 +145,8 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     volatile ScheduledFuture<?> refillTask;
 
     private volatile long state;
+    /** The cause close(cause) gave, or null; written once, under the lock, before the CAS that sets CLOSED. */
+    private volatile Throwable closeCause;
     private volatile long limit;
     private volatile int queued;
     private Waiter head;
@@ -255,7 +259,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         // does not escape, even once the slow path runs (a Permit made on each path would merge and escape).
         boolean recorded = false;
         if (!tryFast(permits)) {
-            Slow how = acquireSlow(permits, false, 0L);
+            Slow how = acquireSlow(permits, false, 0L, true);
             if (how == Slow.TIMED_OUT) {
                 throw new AssertionError("an untimed acquire timed out"); // never: a grant without permits
             }
@@ -275,7 +279,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         boolean recorded = false;
         if (!tryFast(permits)) {
             long nanos = Timeouts.toNanos(timeout);
-            Slow how = acquireSlow(permits, nanos != Timeouts.FOREVER, Timeouts.deadline(nanos));
+            Slow how = acquireSlow(permits, nanos != Timeouts.FOREVER, Timeouts.deadline(nanos), true);
             if (how == Slow.TIMED_OUT) {
                 throw Failures.timedOut(name, permits, timeout);
             }
@@ -285,13 +289,51 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     }
 
     @Override
+    public Permit acquireUninterruptibly(long permits) {
+        checkRequest(permits);
+        boolean recorded = false;
+        if (!tryFast(permits)) {
+            Slow how;
+            try {
+                how = acquireSlow(permits, false, 0L, false);
+            } catch (InterruptedException impossible) {
+                throw new AssertionError(impossible); // an uninterruptible wait never throws it
+            }
+            if (how == Slow.TIMED_OUT) {
+                throw new AssertionError("an untimed acquire timed out"); // never: a grant without permits
+            }
+            recorded = how == Slow.GRANTED_RECORDED;
+        }
+        return granted(permits, recorded);
+    }
+
+    @Override
+    public Permit drainPermits() {
+        for (;;) {
+            long s = state;
+            if ((s & CLOSED) != 0) {
+                ended(Outcome.CLOSED, 0);
+                throw closedFailure("drainPermits()");
+            }
+            long n = available(s);
+            if (n <= 0) {
+                return granted(0);
+            }
+            // Without the lock, whatever the flags: fewer permits available never makes the head fit (I3).
+            if (casState(s, s - (n << SHIFT))) {
+                return granted(n);
+            }
+        }
+    }
+
+    @Override
     public Optional<Permit> tryAcquire(long permits) {
         checkRequest(permits);
         for (;;) {
             long s = state;
             if ((s & CLOSED) != 0) {
                 ended(Outcome.CLOSED, permits);
-                throw Failures.closed(name, "tryAcquire(" + permits + ")");
+                throw closedFailure("tryAcquire(" + permits + ")");
             }
             if (permits == 0) {
                 return Optional.of(granted(0));
@@ -400,7 +442,8 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     }
 
     /** A blocking acquire past the fast path; the caller makes the Permit of a grant. */
-    private Slow acquireSlow(long permits, boolean timed, long deadline) throws InterruptedException {
+    private Slow acquireSlow(long permits, boolean timed, long deadline, boolean interruptible)
+            throws InterruptedException {
         boolean mayQueue = !timed || deadline - System.nanoTime() > 0;
         Waiter w = mayQueue ? observed(new Waiter(this, permits, false, Thread.currentThread())) : null;
         switch (takeOrEnqueue(permits, mayQueue, w)) {
@@ -408,14 +451,14 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 return Slow.GRANTED;
             case CLOSED:
                 ended(Outcome.CLOSED, permits);
-                throw Failures.closed(name, "acquire(" + permits + ")");
+                throw closedFailure("acquire(" + permits + ")");
             case REFUSED:
                 ended(Outcome.TIMEOUT, permits);
                 return Slow.TIMED_OUT;
             default:
                 break;
         }
-        if (!awaitGrant(w, timed, deadline)) {
+        if (!awaitGrant(w, timed, deadline, interruptible)) {
             return Slow.TIMED_OUT;
         }
         ended(Outcome.GRANTED, w);
@@ -424,9 +467,12 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     /**
      * Parks until {@code w} is decided. Returns true when granted (an acquire's outcome is then the
-     * caller's to record), false on timeout; throws on interrupt (after withdrawing) or close.
+     * caller's to record), false on timeout; throws on interrupt (after withdrawing) or close. Unless
+     * {@code interruptible}, an interrupt is only noted: the wait goes on in its place, and the interrupt
+     * status is set again however it ends.
      */
-    private boolean awaitGrant(Waiter w, boolean timed, long deadline) throws InterruptedException {
+    private boolean awaitGrant(Waiter w, boolean timed, long deadline, boolean interruptible)
+            throws InterruptedException {
         // A bounded spin for a platform thread alone in a FIFO queue, where a release hands the permits over:
         // never for a virtual thread (its carrier serves others), behind other waiters (they are served
         // first), or under BARGING (a woken head competes for the permits itself).
@@ -435,52 +481,63 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 Thread.onSpinWait();
             }
         }
-        for (;;) {
-            int st = w.status;
-            if (st == Waiter.GRANTED) {
-                return true;
-            }
-            if (st == Waiter.WAITING && w.woken) {
-                if (takeWoken(w)) {
+        boolean noted = false; // an interrupt an uninterruptible wait took note of, to set again at the end
+        try {
+            for (;;) {
+                int st = w.status;
+                if (st == Waiter.GRANTED) {
                     return true;
                 }
-                // Read the status again before parking: the wake-up that would report a close may have
-                // been used up while this thread waited for the lock in takeWoken.
-                continue;
-            }
-            if (st == Waiter.CLOSED) {
-                throw closedWhileWaiting(w);
-            }
-            if (Thread.interrupted()) {
-                hook(HookPoint.GIVING_UP);
-                if (w.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
-                    withdraw(w);
-                    if (!w.idle) {
-                        ended(Outcome.INTERRUPTED, w);
+                if (st == Waiter.WAITING && w.woken) {
+                    if (takeWoken(w)) {
+                        return true;
                     }
-                    throw Failures.interruptedWhile(name, w.idle ? "idle" : w.requested + " permits");
+                    // Read the status again before parking: the wake-up that would report a close may have
+                    // been used up while this thread waited for the lock in takeWoken.
+                    continue;
                 }
-                // Lost the race to a grant (or close): keep the outcome and the interrupt, never both
-                // thrown and granted.
-                Thread.currentThread().interrupt();
-                if (w.status == Waiter.GRANTED) {
-                    return true;
+                if (st == Waiter.CLOSED) {
+                    throw closedWhileWaiting(w);
                 }
-                throw closedWhileWaiting(w);
-            }
-            if (timed) {
-                long remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
+                if (Thread.interrupted()) {
+                    if (!interruptible) {
+                        noted = true; // cleared, or park would return at once: the wait goes on in its place
+                        continue;
+                    }
+                    hook(HookPoint.GIVING_UP);
                     if (w.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
                         withdraw(w);
-                        ended(Outcome.TIMEOUT, w); // only acquires are timed
-                        return false;
+                        if (!w.idle) {
+                            ended(Outcome.INTERRUPTED, w);
+                        }
+                        throw Failures.interruptedWhile(name, w.idle ? "idle" : w.requested + " permits");
                     }
-                    continue; // decided meanwhile: read the outcome
+                    // Lost the race to a grant (or close): keep the outcome and the interrupt, never both
+                    // thrown and granted.
+                    Thread.currentThread().interrupt();
+                    if (w.status == Waiter.GRANTED) {
+                        return true;
+                    }
+                    throw closedWhileWaiting(w);
                 }
-                LockSupport.parkNanos(this, remaining);
-            } else {
-                LockSupport.park(this);
+                if (timed) {
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0) {
+                        if (w.casStatus(Waiter.WAITING, Waiter.CANCELLED)) {
+                            withdraw(w);
+                            ended(Outcome.TIMEOUT, w); // only acquires are timed
+                            return false;
+                        }
+                        continue; // decided meanwhile: read the outcome
+                    }
+                    LockSupport.parkNanos(this, remaining);
+                } else {
+                    LockSupport.park(this);
+                }
+            }
+        } finally {
+            if (noted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -523,10 +580,15 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         }
     }
 
+    /** The failure of a request the closed semaphore refuses, with the cause it was closed with, if any. */
+    private SemaphoreClosedException closedFailure(String what) {
+        return Failures.closed(name, what, closeCause);
+    }
+
     /** A blocked waiter failed by close(); only acquires are failed, never awaitIdle. */
     private SemaphoreClosedException closedWhileWaiting(Waiter w) {
         ended(Outcome.CLOSED, w);
-        return Failures.closed(name, "acquire(" + w.requested + ")");
+        return closedFailure("acquire(" + w.requested + ")");
     }
 
     /** An async acquire past the fast path; {@code timeout} is null when untimed. */
@@ -538,7 +600,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 return grantedAsync(permits);
             case CLOSED:
                 ended(Outcome.CLOSED, permits);
-                return CompletableFuture.failedFuture(Failures.closed(name, "acquireAsync(" + permits + ")"));
+                return CompletableFuture.failedFuture(closedFailure("acquireAsync(" + permits + ")"));
             case REFUSED:
                 ended(Outcome.TIMEOUT, permits);
                 return CompletableFuture.failedFuture(Failures.timedOut(name, permits, timeout));
@@ -604,7 +666,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         notInterrupted("awaitIdle()");
         Waiter w = new Waiter(this, 0, true, Thread.currentThread());
         if (enqueueIdle(w)) {
-            awaitGrant(w, false, 0L);
+            awaitGrant(w, false, 0L, true);
         }
     }
 
@@ -851,7 +913,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     void complete(Waiter w) {
         if (w.status == Waiter.CLOSED) {
             // A caller that completed the future first saw its own outcome, not the close (I7).
-            boolean told = w.completeInternally(null, Failures.closed(name, "acquireAsync(" + w.requested + ")"));
+            boolean told = w.completeInternally(null, closedFailure("acquireAsync(" + w.requested + ")"));
             ended(told ? Outcome.CLOSED : w.givenUpAs(), w);
         } else if (w.idle) {
             w.completeInternally(null, null);
@@ -1016,14 +1078,24 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     @Override
     public void close() {
+        close0(null);
+    }
+
+    @Override
+    public void close(Throwable cause) {
+        close0(Objects.requireNonNull(cause, "cause"));
+    }
+
+    private void close0(Throwable cause) {
         boolean first = false;
         lock.lock();
         try {
             for (;;) {
                 long s = state;
                 if ((s & CLOSED) != 0) {
-                    break;
+                    break; // closed before: its cause (or none) stays
                 }
+                closeCause = cause; // before the CAS that closes: whoever sees CLOSED sees it
                 if (casState(s, s | CLOSED)) {
                     first = true;
                     break;

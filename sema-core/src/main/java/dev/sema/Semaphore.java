@@ -163,6 +163,30 @@ public interface Semaphore extends AutoCloseable {
     Permit acquire(long permits, Duration timeout) throws InterruptedException, TimeoutException;
 
     /**
+     * Acquires {@code permits} permits, waiting as long as it takes and ignoring interrupts: an interrupt
+     * while it waits neither ends the wait nor loses its place in the queue, and the call returns with the
+     * interrupt status set again.
+     *
+     * @param permits the request, {@code 0 <= permits <= maxPermits()}
+     * @return a permit holding {@code permits}
+     * @throws SemaphoreClosedException if the semaphore is or becomes closed (the interrupt status is set
+     *         again if an interrupt came meanwhile)
+     * @throws IllegalArgumentException if the request is out of range
+     */
+    Permit acquireUninterruptibly(long permits);
+
+    /**
+     * Takes every permit available now, without waiting, whatever the queue (as
+     * {@code java.util.concurrent.Semaphore#drainPermits} does in both of its modes): for example to stop
+     * admitting new work for a while. The waiters keep their places; they are served as permits come back.
+     *
+     * @return a permit holding what was available, empty when nothing was (the limit is used up, or was
+     *         lowered below what is held)
+     * @throws SemaphoreClosedException if the semaphore is closed
+     */
+    Permit drainPermits();
+
+    /**
      * Takes 1 permit if it can be had at once (under FIFO: only when nobody is queued).
      *
      * @return the permit, or empty
@@ -342,6 +366,17 @@ public interface Semaphore extends AutoCloseable {
      */
     @Override
     void close();
+
+    /**
+     * Closes the semaphore as {@link #close()} does, with a cause: the {@link SemaphoreClosedException} of
+     * every waiter it fails and of every later acquire has {@code cause} as its cause, so that callers learn
+     * why (a shutdown, a failed dependency). Idempotent: once closed, a second {@code close(cause)} changes
+     * nothing, and the first close's cause (or none, after {@code close()}) stays.
+     *
+     * @param cause why the semaphore is closed
+     * @throws NullPointerException if {@code cause} is {@code null}
+     */
+    void close(Throwable cause);
 
     /**
      * Tells whether {@link #close()} was called.

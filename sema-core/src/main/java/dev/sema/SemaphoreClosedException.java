@@ -18,4 +18,14 @@ public class SemaphoreClosedException extends IllegalStateException {
     public SemaphoreClosedException(String message) {
         super(message);
     }
+
+    /**
+     * Creates the exception for a semaphore closed with a cause ({@link Semaphore#close(Throwable)}).
+     *
+     * @param message names the semaphore and what was asked
+     * @param cause   why the semaphore was closed, or {@code null}
+     */
+    public SemaphoreClosedException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

@@ -34,6 +34,20 @@ public final class Failures {
     }
 
     /**
+     * The request was refused because the semaphore is closed, with the cause it was closed with.
+     *
+     * @param semaphore the semaphore's name
+     * @param what the request, e.g. {@code acquire(2)}
+     * @param cause the cause given to {@code close(cause)}, or {@code null}
+     * @return the exception
+     */
+    public static SemaphoreClosedException closed(String semaphore, String what, Throwable cause) {
+        String message = describe(semaphore) + " is closed: " + what + " refused";
+        return cause == null ? new SemaphoreClosedException(message)
+                : new SemaphoreClosedException(message + " (closed because: " + cause + ")", cause);
+    }
+
+    /**
      * The thread was interrupted before the request started (its interrupt status is then cleared).
      *
      * @param semaphore the semaphore's name

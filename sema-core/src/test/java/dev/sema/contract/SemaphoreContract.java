@@ -494,6 +494,138 @@ public abstract class SemaphoreContract {
     }
 
     @Test
+    void closeWithACauseFailsWaitersAndLaterAcquiresWithThatCauseAndKeepsTheFirst() throws Exception {
+        Semaphore s = create(1);
+        Permit held = s.acquire();
+        CompletableFuture<Permit> blocked = Style.BLOCKING.acquire(s, 1);
+        CompletableFuture<Permit> async = s.acquireAsync(1);
+        awaitQueued(s, 2);
+        IllegalStateException why = new IllegalStateException("shutting down");
+        s.close(why);
+        s.close(new IllegalStateException("a second cause")); // changes nothing
+        s.close();
+        for (CompletableFuture<Permit> f : List.of(blocked, async)) {
+            assertThatThrownBy(() -> result(f)).cause().isInstanceOf(SemaphoreClosedException.class)
+                    .hasCause(why).hasMessageContaining("shutting down");
+        }
+        assertThatThrownBy(s::tryAcquire).isInstanceOf(SemaphoreClosedException.class).hasCause(why);
+        assertThatThrownBy(() -> s.acquire(1)).isInstanceOf(SemaphoreClosedException.class).hasCause(why);
+        assertThatThrownBy(() -> s.acquireUninterruptibly(1)).isInstanceOf(SemaphoreClosedException.class)
+                .hasCause(why);
+        assertThatThrownBy(s::drainPermits).isInstanceOf(SemaphoreClosedException.class).hasCause(why);
+        assertThatThrownBy(() -> result(s.acquireAsync(1))).cause().hasCause(why);
+        held.close();
+        assertThat(s.availablePermits()).isEqualTo(1);
+        assertThatThrownBy(() -> s.close(null)).isInstanceOf(NullPointerException.class);
+        checkInvariants(s);
+    }
+
+    @Test
+    void closeWithoutACauseStaysWithoutOneAfterACausedClose() throws Exception {
+        Semaphore s = create(1);
+        s.close();
+        s.close(new IllegalStateException("too late"));
+        assertThatThrownBy(s::tryAcquire).isInstanceOf(SemaphoreClosedException.class).hasNoCause();
+        checkInvariants(s);
+    }
+
+    @Test
+    void acquireUninterruptiblyKeepsItsPlaceThroughInterruptsAndSetsTheFlagAgain() throws Exception {
+        Semaphore s = create(1);
+        Semaphore t = other(s);
+        Permit held = s.acquire();
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        AtomicBoolean flagAtTheEnd = new AtomicBoolean();
+        Thread waiter = Thread.ofPlatform().name("uninterruptible").start(() -> {
+            try {
+                outcome.set(t.acquireUninterruptibly(1));
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+            flagAtTheEnd.set(Thread.interrupted());
+        });
+        awaitQueued(s, 1);
+        CompletableFuture<Permit> behind = s.acquireAsync(1);
+        awaitQueued(s, 2);
+        for (int i = 0; i < 3; i++) {
+            waiter.interrupt();
+            Thread.sleep(20);
+        }
+        assertThat(s.queueLength()).as("still queued, in its place").isEqualTo(2);
+        held.close();
+        waiter.join(PATIENCE.toMillis());
+        assertThat(outcome.get()).isInstanceOf(Permit.class);
+        assertThat(flagAtTheEnd).as("the interrupt status is set again").isTrue();
+        assertThat(behind).as("the waiter behind stays behind").isNotDone();
+        ((Permit) outcome.get()).close();
+        result(behind).close();
+        // Not interrupted: returns with the flag clear; interrupted on entry: waits all the same.
+        t.acquireUninterruptibly(1).close();
+        assertThat(Thread.interrupted()).isFalse();
+        Thread.currentThread().interrupt();
+        Permit p = t.acquireUninterruptibly(1);
+        assertThat(Thread.interrupted()).isTrue();
+        p.close();
+        assertThatThrownBy(() -> s.acquireUninterruptibly(-1)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(s.availablePermits()).isEqualTo(1);
+        checkInvariants(s);
+    }
+
+    @Test
+    void acquireUninterruptiblyFailsWhenTheSemaphoreCloses() throws Exception {
+        Semaphore s = create(1);
+        Permit held = s.acquire();
+        CompletableFuture<Permit> waiting = Style.BLOCKING.acquire(s, 1);
+        awaitQueued(s, 1);
+        CompletableFuture<Permit> uninterruptible = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().start(() -> {
+            try {
+                uninterruptible.complete(s.acquireUninterruptibly(1));
+            } catch (Throwable e) {
+                uninterruptible.completeExceptionally(e);
+            }
+        });
+        awaitQueued(s, 2);
+        s.close();
+        assertThatThrownBy(() -> result(uninterruptible)).hasCauseInstanceOf(SemaphoreClosedException.class);
+        assertThatThrownBy(() -> result(waiting)).hasCauseInstanceOf(SemaphoreClosedException.class);
+        held.close();
+        checkInvariants(s);
+    }
+
+    @Test
+    void drainPermitsTakesWhatIsAvailableNowWhateverTheQueueAndNeverWaits() throws Exception {
+        Semaphore s = create(5, 10);
+        Semaphore t = other(s);
+        Permit one = s.acquire(1);
+        Permit drained = t.drainPermits();
+        assertThat(drained.permits()).isEqualTo(4);
+        assertThat(s.availablePermits()).isZero();
+        Permit none = s.drainPermits();
+        assertThat(none.permits()).as("nothing left: an empty permit").isZero();
+        none.close();
+        CompletableFuture<Permit> waiter = s.acquireAsync(3);
+        awaitQueued(s, 1);
+        one.close(); // 1 free, the head needs 3
+        Permit more = t.drainPermits(); // takes it, whatever the queue
+        assertThat(more.permits()).isEqualTo(1);
+        assertThat(waiter).isNotDone();
+        drained.close();
+        more.close();
+        result(waiter).close(); // the waiter kept its place and is served as permits come back
+        s.setPermits(2);
+        Permit two = s.acquire(2);
+        s.setPermits(1); // lowered below what is held: available is negative
+        assertThat(t.drainPermits().permits()).isZero();
+        two.close();
+        Permit last = s.drainPermits();
+        assertThat(last.permits()).isEqualTo(1);
+        last.close();
+        assertThat(s.availablePermits()).isEqualTo(1);
+        checkInvariants(s);
+    }
+
+    @Test
     void awaitIdleWaitsForEveryHolderAndNewcomersQueueBehindIt() throws Exception {
         Semaphore s = create(3);
         Semaphore t = other(s);

@@ -137,6 +137,20 @@ class RemoteGaugesTest {
         @Override
         public void close() {
         }
+
+        @Override
+        public void close(Throwable cause) {
+        }
+
+        @Override
+        public Permit acquireUninterruptibly(long permits) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Permit drainPermits() {
+            throw new UnsupportedOperationException();
+        }
     }
 
     @Test

@@ -172,7 +172,7 @@ public final class FleetWorker {
     private static void task(RedisSemaphore semaphore, RedisCommands<String, String> commands, Keys keys, int task,
             int millis) throws InterruptedException {
         String releasedBefore = commands.get(keys.released()); // every token of a task released before we ask
-        try (RedisPermit permit = (RedisPermit) semaphore.acquire()) {
+        try (RedisPermit permit = semaphore.acquire()) {
             String token = Long.toString(permit.fencingToken());
             commands.eval(ENTER, ScriptOutputType.INTEGER,
                     new String[] {keys.inflight(), keys.peak(), keys.recent(), keys.tokens(), keys.stale()},
@@ -200,7 +200,7 @@ public final class FleetWorker {
     private static void hold(String uri, String name, long limit, Duration lease, long permits) throws Exception {
         RedisSemaphores redis = RedisSemaphores.connect(uri); // never closed: this process is killed holding
         RedisSemaphore semaphore = redis.semaphore(name).permits(limit).lease(lease).build();
-        RedisPermit permit = (RedisPermit) semaphore.acquire(permits);
+        RedisPermit permit = semaphore.acquire(permits);
         say("HELD " + permit.fencingToken());
         new CountDownLatch(1).await(RUN_TIMEOUT.toSeconds(), TimeUnit.SECONDS); // until killed
         throw new IllegalStateException("not killed within " + RUN_TIMEOUT + "; still holding " + permit);

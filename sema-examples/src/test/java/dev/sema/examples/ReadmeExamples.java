@@ -296,7 +296,7 @@ class ReadmeExamples {
                     .permits(10)                            // only if "partner-api" does not exist yet
                     .lease(Duration.ofSeconds(10))          // default 30 s, renewed while the Permit is open
                     .build();
-            try (RedisPermit p = (RedisPermit) api.acquire()) {
+            try (RedisPermit p = api.acquire()) {
                 p.leaseLost().thenRun(() -> abandonWork()); // the lease could not be kept alive in time
                 storage.write(data, p.fencingToken());      // the storage refuses tokens older than the last it saw
             }

@@ -89,6 +89,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * waiting/held  any         ConcurrentHashMap
      * ceiling       volatile    volatile, from any reply that reports it (fixed once created)
      * knownClosed   volatile    volatile, set once: this handle closed it or saw it closed
+     * closeCause    volatile    volatile, set once, before knownClosed, by the close(cause) that closed it
      * left          volatile    volatile, set once by leave()
      */
 
@@ -118,9 +119,15 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     final Set<String> releasesDue = ConcurrentHashMap.newKeySet();
 
     private volatile long ceiling;
-    private volatile Protocol.Status last;
+    /** The last read of the semaphore's counts, and when it came (for toString). */
+    private volatile Read last;
+
+    private record Read(Protocol.Status status, long at) {
+    }
     private volatile boolean left;
     private volatile boolean knownClosed;
+    /** The cause this handle closed the semaphore with, or null; written once, before knownClosed. */
+    private volatile Throwable closeCause;
     private volatile ScheduledFuture<?> ticker;
     /** For tests: stops sending renewals, as a process that hangs would (local deadlines still apply). */
     volatile boolean renewalsSuspended;
@@ -208,7 +215,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     // ---------------------------------------------------------------- acquire
 
     @Override
-    public Permit acquire(long permits) throws InterruptedException {
+    public RedisPermit acquire(long permits) throws InterruptedException {
         Checks.request(permits, ceiling, name);
         if (Thread.interrupted()) {
             ended(Outcome.INTERRUPTED, permits);
@@ -217,14 +224,14 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         refuseIfKnownClosed("acquire(" + permits + ")", permits);
         Pending<Permit> p = start(permits, false, true);
         try {
-            return await(p, false, 0L, null);
+            return (RedisPermit) await(p, false, 0L, null);
         } catch (TimeoutException impossible) {
             throw new AssertionError(impossible);
         }
     }
 
     @Override
-    public Permit acquire(long permits, Duration timeout) throws InterruptedException, TimeoutException {
+    public RedisPermit acquire(long permits, Duration timeout) throws InterruptedException, TimeoutException {
         Checks.request(permits, ceiling, name);
         Objects.requireNonNull(timeout, "timeout");
         if (Thread.interrupted()) {
@@ -235,15 +242,45 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         refuseIfKnownClosed(what, permits);
         long nanos = Timeouts.toNanos(timeout);
         if (nanos <= 0) {
-            Optional<Permit> p = tryOnce(what, permits, Outcome.TIMEOUT);
+            Optional<Permit> p = tryOnce(what, permits, Outcome.TIMEOUT, false);
             if (p.isEmpty()) {
                 throw Failures.timedOut(name, permits, timeout);
             }
-            return p.get();
+            return (RedisPermit) p.get();
         }
         long deadline = Timeouts.deadline(nanos);
         Pending<Permit> p = start(permits, false, true);
-        return await(p, nanos != Timeouts.FOREVER, deadline, timeout);
+        return (RedisPermit) await(p, nanos != Timeouts.FOREVER, deadline, timeout);
+    }
+
+    @Override
+    public RedisPermit acquireUninterruptibly(long permits) {
+        Checks.request(permits, ceiling, name);
+        refuseIfKnownClosed("acquireUninterruptibly(" + permits + ")", permits);
+        boolean noted = Thread.interrupted(); // set again however it ends, as an interrupt while waiting
+        try {
+            Pending<Permit> p = start(permits, false, true);
+            for (;;) {
+                try {
+                    takeFirstReply(p, false, 0L);
+                    return (RedisPermit) p.future.get();
+                } catch (InterruptedException e) {
+                    noted = true; // the request stays queued in its place: wait on
+                } catch (ExecutionException e) {
+                    throw rethrow(e.getCause());
+                }
+            }
+        } finally {
+            if (noted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public RedisPermit drainPermits() {
+        refuseIfKnownClosed("drainPermits()", 0);
+        return (RedisPermit) tryOnce("drainPermits()", 0, Outcome.UNAVAILABLE, true).orElseThrow();
     }
 
     @Override
@@ -251,11 +288,14 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         Checks.request(permits, ceiling, name);
         String what = "tryAcquire(" + permits + ")";
         refuseIfKnownClosed(what, permits);
-        return tryOnce(what, permits, Outcome.UNAVAILABLE);
+        return tryOnce(what, permits, Outcome.UNAVAILABLE, false);
     }
 
-    /** One ACQUIRE that may not queue; {@code refused} is the outcome reported when too few are free. */
-    private Optional<Permit> tryOnce(String what, long permits, Outcome refused) {
+    /**
+     * One ACQUIRE that may not queue; {@code refused} is the outcome reported when too few are free. A
+     * {@code drain} asks for every permit available (its {@code permits} is 0; the reply says how many).
+     */
+    private Optional<Permit> tryOnce(String what, long permits, Outcome refused, boolean drain) {
         if (left) {
             ended(Outcome.CLOSED, permits);
             throw closedLocally(what);
@@ -265,8 +305,11 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             long sent = System.nanoTime();
             Protocol.Acquired a;
             try {
-                a = owner.await(blocking.acquire(id, handleId, permits, leaseMs, waiterTtlMs, "try"),
+                a = owner.await(blocking.acquire(id, handleId, permits, leaseMs, waiterTtlMs, drain ? "drain" : "try"),
                         describe() + ": " + what);
+                if (drain && a.kind() == Protocol.Acquired.Kind.GRANTED) {
+                    permits = Math.max(0, a.permits());
+                }
                 if (a.kind() == Protocol.Acquired.Kind.GRANTED && permits > 0 && late(sent)) {
                     if (attempt == 1) {
                         continue; // keeps L9: confirm; the same id renews the grant if Redis still holds it
@@ -855,9 +898,22 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public void close() {
-        boolean closedNow = sync("close()", blocking.close());
+        close0(null);
+    }
+
+    @Override
+    public void close(Throwable cause) {
+        close0(Objects.requireNonNull(cause, "cause"));
+    }
+
+    /** Closes it in Redis; the cause, when this call closed it, is this handle's alone (other processes see none). */
+    private void close0(Throwable cause) {
+        boolean closedNow = sync(cause == null ? "close()" : "close(" + cause + ")", blocking.close(handleId));
+        if (closedNow && cause != null) {
+            closeCause = cause; // before sawClosed(): whoever sees knownClosed sees it
+        }
         sawClosed();
-        // Redis removed every queued acquire of every process; fail ours now rather than on the message.
+        // Redis removed every queued acquire of every process and told the others; ours are failed here.
         for (Pending<?> p : waiting.values()) {
             if (!p.idle) {
                 fail(p, closedException(p.what()));
@@ -929,7 +985,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     Protocol.Status status() {
         Protocol.Status s = sync("status", blocking.status());
         ceiling = s.max();
-        last = s;
+        last = new Read(s, System.nanoTime());
         if (s.closed()) {
             sawClosed();
         }
@@ -974,12 +1030,21 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         return lease;
     }
 
+    /**
+     * Names the semaphore and shows the counts of the last read, saying how old they are: toString never
+     * reads Redis (a debugger or a log line must not cost a round trip), so they may be stale.
+     */
     @Override
     public String toString() {
-        Protocol.Status s = last;
-        return "RedisSemaphore[name=" + name + (s == null ? "" : ", permits=" + s.limit() + ", available="
-                + (s.limit() - s.used()) + ", queued=" + s.queued() + ", closed=" + s.closed())
-                + ", lease=" + lease + (left ? ", left" : "") + "]";
+        Read r = last;
+        String counts = "";
+        if (r != null) {
+            Protocol.Status s = r.status();
+            counts = ", as read " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - r.at()) + " ms ago: permits="
+                    + s.limit() + ", available=" + (s.limit() - s.used()) + ", queued=" + s.queued() + ", closed="
+                    + s.closed();
+        }
+        return "RedisSemaphore[name=" + name + ", lease=" + lease + (left ? ", left" : "") + counts + "]";
     }
 
     // ---------------------------------------------------------------- failures
@@ -990,7 +1055,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     }
 
     SemaphoreClosedException closedException(String what) {
-        return Failures.closed(name, what);
+        return Failures.closed(name, what, closeCause);
     }
 
     private SemaphoreClosedException closedLocally(String what) {

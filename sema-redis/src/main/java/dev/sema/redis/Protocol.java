@@ -65,9 +65,17 @@ final class Protocol {
 
     // ---------------------------------------------------------------- replies
 
-    /** ACQUIRE's answer. {@code value} is the fencing token when GRANTED, the ceiling when TOO_LARGE. */
-    record Acquired(Kind kind, long value) {
+    /**
+     * ACQUIRE's answer. {@code value} is the fencing token when GRANTED, the ceiling when TOO_LARGE;
+     * {@code permits} is how many a GRANTED reply says it granted (a drain, or a replay of a held grant),
+     * or -1 when it does not say.
+     */
+    record Acquired(Kind kind, long value, long permits) {
         enum Kind { GRANTED, QUEUED, NOT_AVAILABLE, IDLE, CLOSED, TOO_LARGE }
+
+        Acquired(Kind kind, long value) {
+            this(kind, value, -1);
+        }
     }
 
     /** CANCEL's answer. */
@@ -105,7 +113,7 @@ final class Protocol {
         return call(Script.ACQUIRE, id, handle, Long.toString(permits), leaseMs, ttlMs, mode).thenApply(r -> {
             String s = str(r.get(0));
             return switch (s) {
-                case "GRANTED" -> new Acquired(Acquired.Kind.GRANTED, num(r.get(1)));
+                case "GRANTED" -> new Acquired(Acquired.Kind.GRANTED, num(r.get(1)), r.size() > 2 ? num(r.get(2)) : -1);
                 case "QUEUED" -> new Acquired(Acquired.Kind.QUEUED, 0);
                 case "NOT_AVAILABLE" -> new Acquired(Acquired.Kind.NOT_AVAILABLE, 0);
                 case "IDLE" -> new Acquired(Acquired.Kind.IDLE, 0);
@@ -172,9 +180,12 @@ final class Protocol {
                 : new LimitChange(false, 0, 0, num(r.get(1))));
     }
 
-    /** Closes the semaphore for every process; true if this call closed it (it was open). */
-    CompletableFuture<Boolean> close() {
-        return call(Script.CLOSE).thenApply(r -> r.size() > 1 && "1".equals(str(r.get(1))));
+    /**
+     * Closes the semaphore for every process; true if this call closed it (it was open). {@code closer}'s own
+     * waiters are not sent a message: it fails them itself.
+     */
+    CompletableFuture<Boolean> close(String closer) {
+        return call(Script.CLOSE, closer).thenApply(r -> r.size() > 1 && "1".equals(str(r.get(1))));
     }
 
     CompletableFuture<Status> status() {

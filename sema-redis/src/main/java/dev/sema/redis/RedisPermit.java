@@ -6,10 +6,11 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Permits held from a {@link RedisSemaphore}: a grant recorded in Redis, kept alive by a lease that
  * this process renews while the permit holds anything. Every {@code Permit} a {@code RedisSemaphore}
- * hands out is a {@code RedisPermit}; cast it to read the fencing token or watch the lease.
+ * hands out is a {@code RedisPermit}: the blocking acquires return it as such, and the permits of
+ * {@code tryAcquire} and {@code acquireAsync} can be cast to it.
  *
  * {@snippet :
- * try (RedisPermit p = (RedisPermit) semaphore.acquire()) {
+ * try (RedisPermit p = semaphore.acquire()) {
  *     p.leaseLost().thenRun(() -> abandonWork());  // the lease could not be kept
  *     storage.write(data, p.fencingToken());        // the storage rejects older tokens
  * }

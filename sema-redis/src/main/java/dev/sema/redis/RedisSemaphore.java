@@ -5,6 +5,7 @@ import dev.sema.Semaphore;
 import dev.sema.internal.Checks;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A {@link Semaphore} whose state lives in Redis and is shared by every process that builds the same
@@ -39,7 +40,16 @@ import java.util.Objects;
  * creates it again from the builder's values, open, with nothing held (unless the builder said
  * {@link Builder#createIfMissing(boolean) createIfMissing(false)}, in which case operations throw
  * {@link RedisSemaphoreException}); holders of lost grants learn it through
- * {@link RedisPermit#leaseLost()}. {@code toString()} shows the counts of the last read.
+ * {@link RedisPermit#leaseLost()}. {@code toString()} never reads Redis: it shows the counts of the last read,
+ * with how long ago that was.
+ *
+ * <h2>Typed permits</h2>
+ * The blocking acquires ({@link #acquire()}, {@link #acquire(long)}, {@link #acquire(long, Duration)},
+ * {@link #acquireUninterruptibly(long)}) and {@link #drainPermits()} return {@link RedisPermit}, so the fencing
+ * token needs no cast. {@code tryAcquire} and {@code acquireAsync} still return {@code Optional<Permit>} and
+ * {@code CompletableFuture<Permit>}: Java's generics are invariant, so {@code Optional<RedisPermit>} cannot
+ * override {@code Optional<Permit>}; their permits are {@code RedisPermit}s all the same
+ * ({@code tryAcquire().map(RedisPermit.class::cast)}, {@code thenApply(RedisPermit.class::cast)}).
  *
  * <h2>Round trips</h2>
  * An uncontended acquire is one round trip to Redis, a release is one, and so is every other operation
@@ -89,7 +99,10 @@ import java.util.Objects;
  * process fail with {@link dev.sema.SemaphoreClosedException} (they learn it from a message, or from
  * their next renewal at the latest), and later acquires fail too. {@link RedisSemaphores#close()} only
  * ends this process's participation: its own waiters fail, its permits are released, and
- * {@link #isClosed()} reports {@code true} in this process only.
+ * {@link #isClosed()} reports {@code true} in this process only. {@link #close(Throwable)} closes it the same
+ * way; the cause is this handle's own (a {@code Throwable} does not travel through Redis): the
+ * {@code SemaphoreClosedException}s of this handle's waiters and later acquires carry it, those of other
+ * processes and handles carry none.
  *
  * <h2>Listeners</h2>
  * A {@link dev.sema.SemaphoreListener} sees this process's own requests and give-backs, and the limit
@@ -153,6 +166,58 @@ public interface RedisSemaphore extends Semaphore {
      * @return the lease duration
      */
     Duration lease();
+
+    /**
+     * As {@link Semaphore#acquire()}; the permit is a {@link RedisPermit}, with its fencing token.
+     *
+     * @return the permit
+     * @throws InterruptedException if interrupted on entry or while waiting
+     */
+    @Override
+    default RedisPermit acquire() throws InterruptedException {
+        return acquire(1);
+    }
+
+    /**
+     * As {@link Semaphore#acquire(long)}; the permit is a {@link RedisPermit}.
+     *
+     * @param permits the request, {@code 0 <= permits <= maxPermits()}
+     * @return a permit holding {@code permits}
+     * @throws InterruptedException if interrupted on entry or while waiting
+     */
+    @Override
+    RedisPermit acquire(long permits) throws InterruptedException;
+
+    /**
+     * As {@link Semaphore#acquire(long, Duration)}; the permit is a {@link RedisPermit}.
+     *
+     * @param permits the request, {@code 0 <= permits <= maxPermits()}
+     * @param timeout how long to wait; zero or less only tries once
+     * @return a permit holding {@code permits}
+     * @throws InterruptedException if interrupted on entry or while waiting
+     * @throws TimeoutException if the permits could not be had in time
+     */
+    @Override
+    RedisPermit acquire(long permits, Duration timeout) throws InterruptedException, TimeoutException;
+
+    /**
+     * As {@link Semaphore#acquireUninterruptibly(long)}; the permit is a {@link RedisPermit}. The request
+     * keeps its place in the queue in Redis through any interrupt.
+     *
+     * @param permits the request, {@code 0 <= permits <= maxPermits()}
+     * @return a permit holding {@code permits}
+     */
+    @Override
+    RedisPermit acquireUninterruptibly(long permits);
+
+    /**
+     * As {@link Semaphore#drainPermits()}, in one round trip: Redis takes every permit available at that
+     * instant, across the fleet, as one grant with one lease and one fencing token.
+     *
+     * @return a permit holding what was available, empty when nothing was
+     */
+    @Override
+    RedisPermit drainPermits();
 
     /**
      * Builds a {@link RedisSemaphore} handle; obtained from {@link RedisSemaphores#semaphore(String)}.

@@ -1,6 +1,9 @@
--- ACQUIRE. ARGV[4..9]: id, clientId, permits, leaseMs, waiterTtlMs, mode ('try' | 'wait' | 'idle').
+-- ACQUIRE. ARGV[4..9]: id, clientId, permits, leaseMs, waiterTtlMs, mode ('try' | 'wait' | 'idle' | 'drain').
 -- Idempotent per id: a replay finds the grant or the queue entry it made and only refreshes it.
--- Replies: {'GRANTED', token} | {'QUEUED'} | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}
+-- 'drain' (permits 0) takes every permit available, whatever the queue: fewer available never makes the
+-- head fit (S2).
+-- Replies: {'GRANTED', token} | {'GRANTED', token, permits} (a replay of a held grant, a drain) | {'QUEUED'}
+-- | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}
 local id, cid, permits, lease, ttl, mode =
     ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 -- Fast path: open, nobody queued (so id is not queued, S3), no idle expiry to set, enough free, and
@@ -27,9 +30,9 @@ if err then
 end
 local h = redis.call('HGET', K_HOLD, id)
 if h then
-  local _, tok = parse_holder(h)
+  local p, tok = parse_holder(h)
   renew_lease(id, lease)
-  return done({'GRANTED', tok})
+  return done({'GRANTED', tok, fmt(p)})
 end
 if is_queued(id) then
   renew_waiter(id, ttl)
@@ -44,6 +47,15 @@ if mode == 'idle' then
 end
 if M.closed ~= 0 then
   return done({'CLOSED'})
+end
+if mode == 'drain' then
+  local n = M.limit - M.used
+  if n <= 0 then
+    return done({'GRANTED', next_fence(), '0'})
+  end
+  local tok = next_fence()
+  add_holder(id, n, tok, cid, NOW_MS + lease)
+  return done({'GRANTED', tok, fmt(n)})
 end
 if permits > M.max then
   return done({'ERR_MAX', fmt(M.max)})

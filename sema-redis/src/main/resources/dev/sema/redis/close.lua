@@ -1,5 +1,8 @@
--- CLOSE. Closes the semaphore for every client: every queued acquire is removed and its client told
--- ('C id'); awaitIdle waiters stay. Idempotent. Reply: {'OK', '1' if this call closed it else '0'}
+-- CLOSE. ARGV[4]: the closing handle's clientId. Closes the semaphore for every client: every queued acquire
+-- is removed and its client told ('C id'), except the closer, which fails its own after the reply (with the
+-- cause it may have been given); awaitIdle waiters stay. Idempotent.
+-- Reply: {'OK', '1' if this call closed it else '0'}
+local closer = ARGV[4]
 local err = begin(nil)
 if err then
   return err
@@ -16,7 +19,9 @@ if M.closed == 0 then
       local _, cid, _, kind = parse_waiter(w)
       if kind ~= 'i' then
         remove_waiter(id)
-        notify(cid, id, 'C ' .. id)
+        if cid ~= closer then
+          notify(cid, id, 'C ' .. id)
+        end
       end
     end
   end

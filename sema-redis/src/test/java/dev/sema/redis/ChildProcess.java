@@ -40,7 +40,7 @@ public final class ChildProcess {
     private static void hold(RedisSemaphores redis, String name, long permits, long limit, long leaseMs)
             throws InterruptedException, IOException {
         RedisSemaphore s = redis.semaphore(name).permits(limit).lease(Duration.ofMillis(leaseMs)).build();
-        RedisPermit p = (RedisPermit) s.acquire(permits);
+        RedisPermit p = s.acquire(permits);
         System.out.println("HELD " + p.fencingToken());
         System.out.flush();
         while (System.in.read() >= 0) {

@@ -75,7 +75,7 @@ class RedisIdleExpiryTest extends RedisTestSupport {
     void theNextUseAfterExpiryCreatesItAfreshWithIncreasingTokens() throws Exception {
         RedisSemaphore s = idleExpiring(a, 2);
         long before;
-        try (RedisPermit p = (RedisPermit) s.acquire()) {
+        try (RedisPermit p = s.acquire()) {
             before = p.fencingToken();
         }
         s.setPermits(7);
@@ -83,7 +83,7 @@ class RedisIdleExpiryTest extends RedisTestSupport {
         await("every key gone", () -> keysOfTheSemaphore() == 0);
         assertThat(s.permits()).as("created afresh from the builder's values: the changed limit is gone")
                 .isEqualTo(2);
-        try (RedisPermit p = (RedisPermit) s.acquire()) {
+        try (RedisPermit p = s.acquire()) {
             assertThat(p.fencingToken()).isGreaterThan(before);
         }
         assertThat(redis.pttl(key("meta"))).isPositive();

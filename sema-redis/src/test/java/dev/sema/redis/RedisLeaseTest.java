@@ -32,7 +32,7 @@ class RedisLeaseTest extends RedisTestSupport {
     void leaseIsRenewedWhileThePermitIsHeld() throws Exception {
         RedisSemaphore sa = build(a, 1, LEASE);
         RedisSemaphore sb = build(b, 1, LEASE);
-        RedisPermit p = (RedisPermit) sa.acquire();
+        RedisPermit p = sa.acquire();
         String id = onlyGrantId();
         double first = leaseDeadline(id);
         // Renewed every third of the lease: the deadline moves on several times, past two leases.
@@ -51,7 +51,7 @@ class RedisLeaseTest extends RedisTestSupport {
     void permitsOfAHolderWhoseRenewalsStopGoToTheNextWaiter() throws Exception {
         RedisSemaphore sa = build(a, 2, LEASE);
         RedisSemaphore sb = build(b, 2, LEASE);
-        RedisPermit stale = (RedisPermit) sa.acquire(2);
+        RedisPermit stale = sa.acquire(2);
         ((LettuceSemaphore) sa).renewalsSuspended = true;
         CompletableFuture<Permit> waiter = sb.acquireAsync(2);
         // Granted once the lease ends by Redis's clock, through the waiter's own heartbeat.
@@ -79,7 +79,7 @@ class RedisLeaseTest extends RedisTestSupport {
     @Test
     void grantThatRedisNoLongerHoldsIsReportedLost() throws Exception {
         RedisSemaphore sa = build(a, 1, LEASE);
-        RedisPermit p = (RedisPermit) sa.acquire();
+        RedisPermit p = sa.acquire();
         String id = onlyGrantId();
         // Push the lease into the past, as a server clock step or a long pause would.
         expireNow(id);
@@ -93,7 +93,7 @@ class RedisLeaseTest extends RedisTestSupport {
     @Test
     void operationsOnALostPermitKeepLocalCountsAndNeverTouchOtherGrants() throws Exception {
         RedisSemaphore sa = build(a, 4, LEASE);
-        RedisPermit p = (RedisPermit) sa.acquire(4);
+        RedisPermit p = sa.acquire(4);
         expireNow(onlyGrantId());
         p.leaseLost().get(20, TimeUnit.SECONDS);
         Permit live = sa.acquire(2); // someone else's grant now

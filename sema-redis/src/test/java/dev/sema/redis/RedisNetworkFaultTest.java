@@ -109,7 +109,7 @@ class RedisNetworkFaultTest extends RedisTestSupport {
     void partitionedHolderLearnsItLostTheLeaseBeforeAnotherProcessIsGranted() throws Exception {
         RedisSemaphore sw = leased(w, 2);
         RedisSemaphore sc = leased(b, 2);
-        RedisPermit cutOff = (RedisPermit) sw.acquire(2);
+        RedisPermit cutOff = sw.acquire(2);
         AtomicLong lostAt = new AtomicLong();
         cutOff.leaseLost().thenRun(() -> lostAt.set(System.nanoTime()));
         AtomicLong grantedAt = new AtomicLong();
@@ -171,7 +171,7 @@ class RedisNetworkFaultTest extends RedisTestSupport {
     void renewalHeldUpByAShortPartitionKeepsTheLease() throws Exception {
         RedisSemaphore sw = leased(w, 1);
         RedisSemaphore sc = leased(b, 1);
-        RedisPermit held = (RedisPermit) sw.acquire();
+        RedisPermit held = sw.acquire();
         for (int i = 0; i < 3; i++) {
             // Shorter than the lease's tenth of margin after a renewal: the lease is kept through it.
             await("a renewal just went through", () -> ((LettucePermit) held).deadline() - System.nanoTime()
@@ -360,7 +360,7 @@ class RedisNetworkFaultTest extends RedisTestSupport {
     void halfOpenConnectionsAreFoundAndOpenedAgainAfterTheLeaseWasGivenUpInTime() throws Exception {
         RedisSemaphore sw = leased(w, 1);
         RedisSemaphore sc = leased(b, 1);
-        RedisPermit held = (RedisPermit) sw.acquire();
+        RedisPermit held = sw.acquire();
         AtomicLong lostAt = new AtomicLong();
         held.leaseLost().thenRun(() -> lostAt.set(System.nanoTime()));
         CompletableFuture<Permit> next = sc.acquireAsync(1);
@@ -418,7 +418,7 @@ class RedisNetworkFaultTest extends RedisTestSupport {
         RedisSemaphore sc = b.semaphore(sem).permits(1).lease(LEASE).build();
         RedisSemaphore sw = w.semaphore(sem).permits(1).lease(LEASE).build();
         long holderReq = ra.invoke(sem, 1, "acquire");
-        RedisPermit holder = (RedisPermit) sa.acquire();
+        RedisPermit holder = sa.acquire();
         ra.ok(holderReq, holder.fencingToken());
         long wReq = rw.invoke(sem, 1, "async");
         CompletableFuture<Permit> cut = sw.acquireAsync(1);

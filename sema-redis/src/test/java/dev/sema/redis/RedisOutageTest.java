@@ -22,7 +22,7 @@ class RedisOutageTest extends RedisTestSupport {
     void restartWithoutPersistenceLosesNoPermit() throws Exception {
         RedisSemaphore sa = leased(a, 2);
         RedisSemaphore sb = leased(b, 2);
-        RedisPermit held = (RedisPermit) sa.acquire(2);
+        RedisPermit held = sa.acquire(2);
         CompletableFuture<Permit> waiter = sb.acquireAsync(2);
         // Asked on b's own connection, whose replies come in order: b has read its ACQUIRE's reply. (Killing
         // Redis may reset the connection and drop a reply not yet read; that acquire would then fail.)

@@ -45,7 +45,7 @@ class RedisSemaphoreTest extends RedisTestSupport {
         RedisSemaphore sb = build(b, 2);
         long last = 0;
         for (int i = 0; i < 20; i++) {
-            RedisPermit p = (RedisPermit) (i % 2 == 0 ? sa : sb).acquire(1 + i % 2);
+            RedisPermit p = (i % 2 == 0 ? sa : sb).acquire(1 + i % 2);
             assertThat(p.fencingToken()).isGreaterThan(last);
             last = p.fencingToken();
             p.close();
@@ -77,7 +77,7 @@ class RedisSemaphoreTest extends RedisTestSupport {
     void splitMergeReleaseAndForgetWorkOnTheGrantsInRedis() throws Exception {
         RedisSemaphore sa = build(a, 10);
         RedisSemaphore sb = build(b, 10);
-        RedisPermit p = (RedisPermit) sa.acquire(6);
+        RedisPermit p = sa.acquire(6);
         long token = p.fencingToken();
         RedisPermit part = (RedisPermit) p.split(2);
         assertThat(part.permits()).isEqualTo(2);
@@ -91,7 +91,7 @@ class RedisSemaphoreTest extends RedisTestSupport {
         assertThat(p.permits()).isEqualTo(3);
         assertThat(p.fencingToken()).isEqualTo(token);
         assertThat(sb.availablePermits()).isEqualTo(7);
-        RedisPermit q = (RedisPermit) sa.acquire(2);
+        RedisPermit q = sa.acquire(2);
         p.merge(q);
         assertThat(q.permits()).isZero();
         assertThat(p.permits()).isEqualTo(5);

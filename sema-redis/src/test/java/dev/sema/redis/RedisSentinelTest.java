@@ -101,7 +101,7 @@ class RedisSentinelTest {
             awaitTrue("the replica in sync", () -> onReplica.info("replication").contains("master_link_status:up"));
 
             RedisSemaphore s = fleet.semaphore("sentinel").permits(3).lease(Duration.ofSeconds(30)).build();
-            RedisPermit held = (RedisPermit) s.acquire(2);
+            RedisPermit held = s.acquire(2);
             awaitTrue("the grant replicated", () -> Long.valueOf(2).equals(RedisTestSupport.metaField(onReplica, "sentinel", "used")));
 
             primary.kill(); // the primary dies; the sentinels promote the replica

@@ -76,12 +76,16 @@ import java.util.function.LongSupplier;
  *
  * <h2>Threading and cost</h2>
  * Thread-safe. A sample costs a few atomic additions and allocates nothing; the decisions are made by one
- * thread at a time, once per window or drop, and read the clock only then. One semaphore should have at
- * most one adaptive limit: two would fight over the limit.
+ * thread at a time, once per window or drop, and read the clock only then. One semaphore has at most one
+ * adaptive limit at a time (two would fight over the limit): {@code build} refuses a second until the first
+ * is closed. Its listener methods are called by its semaphore; called by anyone else, or with another
+ * semaphore, they do nothing.
  */
-public final class AdaptiveLimit implements SemaphoreListener {
+public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dev.sema");
     private static final long NONE = -1;
+    /** The semaphores that have an adaptive limit now, and which (weakly held: a dropped semaphore goes). */
+    private static final Controlled CONTROLLED = new Controlled();
 
     private final Semaphore semaphore;
     private final LimitControl control;
@@ -206,9 +210,11 @@ public final class AdaptiveLimit implements SemaphoreListener {
     }
 
     /** Stops adjusting and unregisters from the semaphore; the limit stays where it is. Idempotent. */
+    @Override
     public void close() {
         closed = true;
         semaphore.removeListener(this);
+        CONTROLLED.release(semaphore, this);
     }
 
     @Override
@@ -222,6 +228,9 @@ public final class AdaptiveLimit implements SemaphoreListener {
     /** Counts the grant toward the window's peak use. Not for callers. */
     @Override
     public void acquired(Semaphore s, long permits, long waitNanos) {
+        if (s != semaphore) {
+            return;
+        }
         long now = inUse.addAndGet(permits);
         if (now > peakInUse.get()) {
             peakInUse.accumulateAndGet(now, Math::max);
@@ -231,6 +240,9 @@ public final class AdaptiveLimit implements SemaphoreListener {
     /** A latency sample. Not for callers. */
     @Override
     public void released(Semaphore s, long permits, long heldNanos) {
+        if (s != semaphore) {
+            return;
+        }
         inUse.addAndGet(-permits);
         if (closed || heldNanos < 0) {
             return;
@@ -249,13 +261,16 @@ public final class AdaptiveLimit implements SemaphoreListener {
     /** Counts leaked permits as no longer in use. Not for callers. */
     @Override
     public void leaked(Semaphore s, long permits) {
+        if (s != semaphore) {
+            return;
+        }
         inUse.addAndGet(-permits);
     }
 
     /** A timeout is a drop. Not for callers. */
     @Override
     public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
-        if (why == Rejection.TIMEOUT) {
+        if (s == semaphore && why == Rejection.TIMEOUT) {
             dropped();
         }
     }
@@ -263,7 +278,7 @@ public final class AdaptiveLimit implements SemaphoreListener {
     /** Adopts a limit set by someone else. Not for callers. */
     @Override
     public void limitChanged(Semaphore s, long oldLimit, long newLimit) {
-        if (newLimit != limit) {
+        if (s == semaphore && newLimit != limit) {
             adopt.set(newLimit);
         }
     }
@@ -271,7 +286,9 @@ public final class AdaptiveLimit implements SemaphoreListener {
     /** Closing the semaphore closes this. Not for callers. */
     @Override
     public void closed(Semaphore s) {
-        close();
+        if (s == semaphore) {
+            close();
+        }
     }
 
     // ---- decisions (A2) ----
@@ -416,6 +433,24 @@ public final class AdaptiveLimit implements SemaphoreListener {
             return control instanceof LimitControl.Gradient g ? g.longHold() : 0;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** One adaptive limit per semaphore at a time (see the class comment). */
+    private static final class Controlled {
+        private final java.util.Map<Semaphore, AdaptiveLimit> bySemaphore = new java.util.WeakHashMap<>();
+
+        synchronized void claim(Semaphore s, AdaptiveLimit a) {
+            AdaptiveLimit current = bySemaphore.get(s);
+            if (current != null && !current.closed) {
+                throw new IllegalStateException("semaphore '" + s.name() + "' already has an adaptive limit ("
+                        + current + "): close it before building another");
+            }
+            bySemaphore.put(s, a);
+        }
+
+        synchronized void release(Semaphore s, AdaptiveLimit a) {
+            bySemaphore.remove(s, a);
         }
     }
 
@@ -591,13 +626,15 @@ public final class AdaptiveLimit implements SemaphoreListener {
          * @return the running adaptive limit
          * @throws IllegalArgumentException if {@code minLimit} is above {@code min(maxLimit, maxPermits())},
          *     or {@code initialLimit} is outside the bounds
-         * @throws IllegalStateException if the semaphore is closed
+         * @throws SemaphoreClosedException if the semaphore is closed
+         * @throws IllegalStateException if the semaphore already has an adaptive limit that is not closed
          * @throws NullPointerException if {@code controlled} is {@code null}
          */
         public AdaptiveLimit build(Semaphore controlled) {
             Objects.requireNonNull(controlled, "semaphore");
             if (controlled.isClosed()) {
-                throw new IllegalStateException("semaphore '" + controlled.name() + "' is closed");
+                throw new SemaphoreClosedException("semaphore '" + controlled.name() + "' is closed: AdaptiveLimit"
+                        + " refused");
             }
             long ceiling = Math.min(maxLimit, controlled.maxPermits());
             if (minLimit > ceiling) {
@@ -615,10 +652,16 @@ public final class AdaptiveLimit implements SemaphoreListener {
                 initial = Math.max(minLimit, Math.min(ceiling, controlled.permits()));
             }
             AdaptiveLimit adaptive = new AdaptiveLimit(this, controlled, ceiling, initial);
-            if (controlled.permits() != initial) {
-                controlled.setPermits(initial);
+            CONTROLLED.claim(controlled, adaptive);
+            try {
+                if (controlled.permits() != initial) {
+                    controlled.setPermits(initial);
+                }
+                controlled.addListener(adaptive);
+            } catch (RuntimeException e) {
+                CONTROLLED.release(controlled, adaptive); // a refused build changes nothing
+                throw e;
             }
-            controlled.addListener(adaptive);
             return adaptive;
         }
 

@@ -249,7 +249,7 @@ public final class Gate {
      * The right to be inside a {@link Gate}: held while work runs, closed when it is done. A
      * gate's {@link Gate#close()} future completes once every pass is closed.
      */
-    public interface Pass extends AutoCloseable {
+    public sealed interface Pass extends AutoCloseable permits GatePass {
         /**
          * Leaves the gate. Idempotent and thread-safe: only the first call leaves, later or racing
          * calls do nothing. Never fails, also after the gate was closed.

@@ -2,7 +2,11 @@ package dev.sema;
 
 /** Why an acquire request ended without permits; see {@link SemaphoreListener#rejected}. */
 public enum Rejection {
-    /** A {@code tryAcquire} found too few permits free (or, under {@link Fairness#FIFO}, a queue). */
+    /**
+     * A {@code tryAcquire} found too few permits free (or, under {@link Fairness#FIFO}, a queue); for a
+     * semaphore kept in another process ({@code RedisSemaphore}), also a request that failed because that
+     * process could not be reached.
+     */
     UNAVAILABLE,
     /** The timeout ran out: a timed acquire, or an async one whose future failed with a {@code TimeoutException}. */
     TIMEOUT,

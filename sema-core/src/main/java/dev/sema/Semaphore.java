@@ -61,7 +61,15 @@ import java.util.function.Supplier;
  * Blocking acquires throw {@link InterruptedException}, clearing the interrupt status, if the thread is
  * interrupted on entry or while waiting. If a grant and an interrupt race, either the permit is
  * returned with the interrupt status set again, or the permits go back and
- * {@code InterruptedException} is thrown; never both, never neither.
+ * {@code InterruptedException} is thrown; never both, never neither. {@link #acquireUninterruptibly(long)}
+ * is the exception: it waits through interrupts and sets the interrupt status again when it returns.
+ *
+ * <h2>Futures and their timeouts</h2>
+ * A future of {@link #acquireAsync(long)} or {@link #awaitIdleAsync()} withdraws its request when it is
+ * completed by anyone else ({@code cancel}, {@code orTimeout}, {@code completeExceptionally}). Waiting on it
+ * with {@code get(timeout)} does not: the request stays queued after {@code get} gives up (and an
+ * {@code awaitIdleAsync} left queued makes every later arrival queue behind it). Give up with
+ * {@code future.orTimeout(...)} or {@code future.cancel(false)}, or use the timed acquires.
  *
  * <h2>Resizing</h2>
  * {@link #setPermits(long)}, {@link #addPermits(long)} and {@link #reducePermits(long)} never block
@@ -95,8 +103,15 @@ import java.util.function.Supplier;
  * <h2>Bounds</h2>
  * Every count is a {@code long} bounded by {@link #MAX_PERMITS}; exceeding it throws
  * {@link IllegalArgumentException}. No arithmetic overflows.
+ *
+ * <h2>Implementations</h2>
+ * This interface is implemented by Sema's own semaphores, the local one ({@link #create}, {@link #builder()})
+ * and the one shared through Redis ({@code dev.sema.redis.RedisSemaphore}); it is not meant to be implemented
+ * elsewhere, and later versions may add methods to it. An implementation that keeps its state in another
+ * process may fail any call, queries and resizes included, with an unchecked exception of its own when that
+ * process cannot be reached ({@code RedisSemaphoreException} for Redis).
  */
-public interface Semaphore extends AutoCloseable {
+public interface Semaphore {
 
     /**
      * The largest limit, ceiling or request any semaphore accepts: 2<sup>50</sup>
@@ -132,6 +147,7 @@ public interface Semaphore extends AutoCloseable {
      * @return the permit
      * @throws InterruptedException if interrupted on entry or while waiting
      * @throws SemaphoreClosedException if the semaphore is or becomes closed
+     * @throws IllegalArgumentException if the ceiling is 0
      */
     default Permit acquire() throws InterruptedException {
         return acquire(1);
@@ -176,6 +192,18 @@ public interface Semaphore extends AutoCloseable {
     Permit acquireUninterruptibly(long permits);
 
     /**
+     * Acquires 1 permit, waiting as long as it takes and ignoring interrupts (see
+     * {@link #acquireUninterruptibly(long)}).
+     *
+     * @return the permit
+     * @throws SemaphoreClosedException if the semaphore is or becomes closed
+     * @throws IllegalArgumentException if the ceiling is 0
+     */
+    default Permit acquireUninterruptibly() {
+        return acquireUninterruptibly(1);
+    }
+
+    /**
      * Takes every permit available now, without waiting, whatever the queue (as
      * {@code java.util.concurrent.Semaphore#drainPermits} does in both of its modes): for example to stop
      * admitting new work for a while. The waiters keep their places; they are served as permits come back.
@@ -191,6 +219,7 @@ public interface Semaphore extends AutoCloseable {
      *
      * @return the permit, or empty
      * @throws SemaphoreClosedException if the semaphore is closed
+     * @throws IllegalArgumentException if the ceiling is 0
      */
     default Optional<Permit> tryAcquire() {
         return tryAcquire(1);
@@ -211,6 +240,7 @@ public interface Semaphore extends AutoCloseable {
      * Acquires 1 permit without blocking the caller.
      *
      * @return a future of the permit; see {@link #acquireAsync(long)}
+     * @throws IllegalArgumentException if the ceiling is 0
      */
     default CompletableFuture<Permit> acquireAsync() {
         return acquireAsync(1);
@@ -363,8 +393,11 @@ public interface Semaphore extends AutoCloseable {
     /**
      * Closes the semaphore for good: every queued acquire fails with {@link SemaphoreClosedException},
      * and so does every later acquire. Held permits can still be released. Idempotent.
+     *
+     * <p>A {@code Semaphore} is deliberately not {@link AutoCloseable}: it is usually shared far beyond the
+     * block that made it, and a {@code RedisSemaphore} closed at the end of a try-with-resources block would be
+     * closed for every process of the fleet, for good.
      */
-    @Override
     void close();
 
     /**
@@ -379,7 +412,8 @@ public interface Semaphore extends AutoCloseable {
     void close(Throwable cause);
 
     /**
-     * Tells whether {@link #close()} was called.
+     * Tells whether the semaphore is closed ({@link #close()} or {@link #close(Throwable)} was called; for a
+     * semaphore shared across processes, by any of them).
      *
      * @return {@code true} once closed
      */

@@ -243,8 +243,36 @@ class AdaptiveLimitTest {
 
         Semaphore closed = semaphore(10, 20);
         closed.close();
-        assertThatThrownBy(() -> AdaptiveLimit.aimd().build(closed)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> AdaptiveLimit.aimd().build(closed)).isInstanceOf(SemaphoreClosedException.class)
                 .hasMessageContaining("closed");
+    }
+
+    @Test
+    void aSemaphoreHasOneAdaptiveLimitAtATime() {
+        Semaphore s = semaphore(10, 20);
+        AdaptiveLimit first = AdaptiveLimit.aimd().build(s);
+        assertThatThrownBy(() -> AdaptiveLimit.gradient().build(s)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("already has an adaptive limit");
+        first.close();
+        try (AdaptiveLimit second = AdaptiveLimit.gradient().build(s)) {
+            assertThat(second.limit()).isEqualTo(10);
+        }
+        AdaptiveLimit.aimd().build(semaphore(10, 20)).close(); // another semaphore: its own
+    }
+
+    @Test
+    void listenerCallsAboutAnotherSemaphoreChangeNothing() {
+        Semaphore s = semaphore(10, 20);
+        Semaphore other = semaphore(10, 20);
+        AdaptiveLimit adaptive = AdaptiveLimit.aimd().minLimit(2).build(s);
+        for (int i = 0; i < 50; i++) {
+            adaptive.rejected(other, 1, Rejection.TIMEOUT, 0); // would be drops, halving the limit each time
+        }
+        adaptive.limitChanged(other, 10, 3);
+        adaptive.closed(other);
+        assertThat(s.permits()).isEqualTo(10);
+        assertThat(adaptive.toString()).doesNotContain("closed");
+        adaptive.close();
     }
 
     @Test

@@ -105,13 +105,18 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
 
     /**
      * Registers the meters in {@code registry} and starts listening to the semaphore. Binding to several
-     * registries keeps each up to date; binding twice to the same one adds nothing new to it.
+     * registries keeps each up to date; binding again to a registry it is bound to does nothing.
      *
      * @param registry the registry
      */
     @Override
-    public void bindTo(MeterRegistry registry) {
+    public synchronized void bindTo(MeterRegistry registry) { // rare, and never blocks: one binding per registry
         Objects.requireNonNull(registry, "registry");
+        for (Binding b : bindings) {
+            if (b.registry() == registry) {
+                return; // bound already: a second listener would count every event twice
+            }
+        }
         List<Meter> meters = new ArrayList<>();
         meters.add(gauge(registry, "sema.permits.limit", "The limit: how many permits may be held at once",
                 s -> s.limit()));

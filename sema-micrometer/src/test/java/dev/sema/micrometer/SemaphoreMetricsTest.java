@@ -85,6 +85,18 @@ class SemaphoreMetricsTest {
     }
 
     @Test
+    void bindingTwiceToOneRegistryCountsEveryEventOnce() throws Exception {
+        Semaphore s = Semaphore.builder().name("db").permits(1).build();
+        SemaphoreMetrics metrics = new SemaphoreMetrics(s);
+        metrics.bindTo(registry);
+        metrics.bindTo(registry);
+        s.acquire().close();
+        assertThat(registry.get("sema.acquire").tag("outcome", "granted").timer().count()).isEqualTo(1);
+        assertThat(registry.get("sema.permit.hold").timer().count()).isEqualTo(1);
+        metrics.close();
+    }
+
+    @Test
     void theHoldTimerSamplesEveryGiveBack() throws Exception {
         Semaphore s = Semaphore.builder().name("db").permits(3).build();
         Permit before = s.acquire(); // granted before the binding: its hold is unknown, not sampled

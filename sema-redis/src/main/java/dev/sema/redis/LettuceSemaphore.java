@@ -208,7 +208,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /** Reads (or creates) the semaphore, then starts the renewal ticks. */
     void start() {
-        status();
+        status("build()");
         ticker = owner.timer.scheduleWithFixedDelay(heartbeat::tick, tickNanos, tickNanos, TimeUnit.NANOSECONDS);
     }
 
@@ -908,6 +908,9 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /** Closes it in Redis; the cause, when this call closed it, is this handle's alone (other processes see none). */
     private void close0(Throwable cause) {
+        if (left) {
+            return; // this process left: closed here already, and it no longer speaks for the fleet
+        }
         boolean closedNow = sync(cause == null ? "close()" : "close(" + cause + ")", blocking.close(handleId));
         if (closedNow && cause != null) {
             closeCause = cause; // before sawClosed(): whoever sees knownClosed sees it
@@ -931,7 +934,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public boolean isClosed() {
-        return left || knownClosed || status().closed();
+        return left || knownClosed || status("isClosed()").closed();
     }
 
     private void refuseIfKnownClosed(String what, long permits) {
@@ -982,8 +985,9 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     // ---------------------------------------------------------------- queries
 
-    Protocol.Status status() {
-        Protocol.Status s = sync("status", blocking.status());
+    /** Reads the counts (STATUS); {@code what} names the caller's call in a failure. */
+    Protocol.Status status(String what) {
+        Protocol.Status s = sync(what, blocking.status());
         ceiling = s.max();
         last = new Read(s, System.nanoTime());
         if (s.closed()) {
@@ -994,13 +998,13 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public State state() {
-        Protocol.Status s = status();
+        Protocol.Status s = status("state");
         return new State(s.limit(), s.max(), s.limit() - s.used(), s.queued(), left || s.closed(), true);
     }
 
     @Override
     public long permits() {
-        return status().limit();
+        return status("permits()").limit();
     }
 
     /** The ceiling is fixed when the semaphore is created: known from the build, no round trip. */
@@ -1011,13 +1015,13 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public long availablePermits() {
-        Protocol.Status s = status();
+        Protocol.Status s = status("availablePermits()");
         return s.limit() - s.used();
     }
 
     @Override
     public int queueLength() {
-        return status().queued();
+        return status("queueLength()").queued();
     }
 
     @Override

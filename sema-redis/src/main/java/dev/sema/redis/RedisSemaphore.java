@@ -172,6 +172,10 @@ public interface RedisSemaphore extends Semaphore {
      *
      * @return the permit
      * @throws InterruptedException if interrupted on entry or while waiting
+     * @throws dev.sema.SemaphoreClosedException if the semaphore is or becomes closed, or this process's
+     *         {@link RedisSemaphores} is closed
+     * @throws RedisSemaphoreException if Redis cannot be reached or does not answer in time
+     * @throws IllegalArgumentException if the ceiling is 0
      */
     @Override
     default RedisPermit acquire() throws InterruptedException {
@@ -184,6 +188,10 @@ public interface RedisSemaphore extends Semaphore {
      * @param permits the request, {@code 0 <= permits <= maxPermits()}
      * @return a permit holding {@code permits}
      * @throws InterruptedException if interrupted on entry or while waiting
+     * @throws dev.sema.SemaphoreClosedException if the semaphore is or becomes closed, or this process's
+     *         {@link RedisSemaphores} is closed
+     * @throws RedisSemaphoreException if Redis cannot be reached or does not answer in time
+     * @throws IllegalArgumentException if the request is out of range
      */
     @Override
     RedisPermit acquire(long permits) throws InterruptedException;
@@ -196,6 +204,11 @@ public interface RedisSemaphore extends Semaphore {
      * @return a permit holding {@code permits}
      * @throws InterruptedException if interrupted on entry or while waiting
      * @throws TimeoutException if the permits could not be had in time
+     * @throws dev.sema.SemaphoreClosedException if the semaphore is or becomes closed, or this process's
+     *         {@link RedisSemaphores} is closed
+     * @throws RedisSemaphoreException if Redis cannot be reached or does not answer in time
+     * @throws IllegalArgumentException if the request is out of range
+     * @throws NullPointerException if {@code timeout} is {@code null}
      */
     @Override
     RedisPermit acquire(long permits, Duration timeout) throws InterruptedException, TimeoutException;
@@ -206,15 +219,36 @@ public interface RedisSemaphore extends Semaphore {
      *
      * @param permits the request, {@code 0 <= permits <= maxPermits()}
      * @return a permit holding {@code permits}
+     * @throws dev.sema.SemaphoreClosedException if the semaphore is or becomes closed, or this process's
+     *         {@link RedisSemaphores} is closed
+     * @throws RedisSemaphoreException if Redis cannot be reached or does not answer in time
+     * @throws IllegalArgumentException if the request is out of range
      */
     @Override
     RedisPermit acquireUninterruptibly(long permits);
+
+    /**
+     * As {@link Semaphore#acquireUninterruptibly()}; the permit is a {@link RedisPermit}.
+     *
+     * @return the permit
+     * @throws dev.sema.SemaphoreClosedException if the semaphore is or becomes closed, or this process's
+     *         {@link RedisSemaphores} is closed
+     * @throws RedisSemaphoreException if Redis cannot be reached or does not answer in time
+     * @throws IllegalArgumentException if the ceiling is 0
+     */
+    @Override
+    default RedisPermit acquireUninterruptibly() {
+        return acquireUninterruptibly(1);
+    }
 
     /**
      * As {@link Semaphore#drainPermits()}, in one round trip: Redis takes every permit available at that
      * instant, across the fleet, as one grant with one lease and one fencing token.
      *
      * @return a permit holding what was available, empty when nothing was
+     * @throws dev.sema.SemaphoreClosedException if the semaphore is closed, or this process's
+     *         {@link RedisSemaphores} is closed
+     * @throws RedisSemaphoreException if Redis cannot be reached or does not answer in time
      */
     @Override
     RedisPermit drainPermits();

@@ -457,7 +457,12 @@ public final class RedisSemaphores implements AutoCloseable {
 
     // ---------------------------------------------------------------- for the semaphores
 
-    boolean isClosed() {
+    /**
+     * Tells whether {@link #close()} was called: this process no longer takes part.
+     *
+     * @return {@code true} once closed
+     */
+    public boolean isClosed() {
         return closed.get();
     }
 

@@ -140,6 +140,22 @@ class RedisHandleTest extends RedisTestSupport {
     }
 
     @Test
+    void afterThisProcessLeftCloseIsANoOpAndQueriesNameWhatWasRefused() throws Exception {
+        RedisSemaphore sa = build(a, 1);
+        RedisSemaphore sb = build(b, 1);
+        a.close(); // this process leaves
+        assertThat(a.isClosed()).isTrue();
+        sa.close(); // idempotent, in either order: does not close the semaphore for the others
+        sa.close(new IllegalStateException("late"));
+        assertThat(sa.isClosed()).isTrue();
+        assertThat(sb.isClosed()).isFalse();
+        assertThatThrownBy(sa::permits).isInstanceOf(SemaphoreClosedException.class).hasMessageContaining("permits()");
+        assertThatThrownBy(sa::queueLength).isInstanceOf(SemaphoreClosedException.class)
+                .hasMessageContaining("queueLength()");
+        sb.acquire().close();
+    }
+
+    @Test
     void allCountsAreReadWithOneRoundTrip() throws Exception {
         RedisSemaphore s = a.semaphore(name).permits(3).maxPermits(5).build();
         Permit two = s.acquire(2);

@@ -75,7 +75,8 @@ public class PublicApi {
             Files.createDirectories(record.getParent());
             Files.write(record, expected, StandardCharsets.UTF_8);
             System.out.println("Public API of " + artifactId + " written to " + shown
-                    + (recorded == null ? "" : " (" + Diff.summary(recorded, actual) + ")")
+                    + (recorded == null ? "" : actual.equals(recorded) ? " (its header)"
+                            : " (" + Diff.summary(recorded, actual) + ")")
                     + ": commit it with the change");
             return;
         }
@@ -110,7 +111,8 @@ public class PublicApi {
                 "# After an intended change, rewrite it with the command below and commit it in the same commit:",
                 "#     " + updateCommand,
                 "# One block per public type: its declaration, then enum constants in declaration order, fields,",
-                "# constructors and methods by name.",
+                "# constructors and methods by name. Binary compatibility with the last release: japicmp, whose",
+                "# baseline is the property sema.api.baseline in the parent pom (README, \"Building\").",
                 "");
     }
 

@@ -1095,12 +1095,12 @@ public class PublicApi {
                     ops.add(new Op(' ', a.get(i), i));
                     i++;
                     j++;
-                } else if (j < b.size() && (i == a.size() || lcs[i][j + 1] >= lcs[i + 1][j])) {
+                } else if (i < a.size() && (j == b.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
+                    ops.add(new Op('-', a.get(i), i)); // a changed line: the old one first, as diff shows it
+                    i++;
+                } else {
                     ops.add(new Op('+', b.get(j), i));
                     j++;
-                } else {
-                    ops.add(new Op('-', a.get(i), i));
-                    i++;
                 }
             }
             return ops;

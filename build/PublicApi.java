@@ -3,7 +3,6 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.module.ModuleDescriptor;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,9 +33,9 @@ import java.util.zip.ZipFile;
  * user can subclass (a class that is neither final nor an enum). Public and protected members that a type inherits
  * from a supertype users cannot see (package-private, or in a package not exported) are listed under the type.
  *
- * <p>The class files are read here byte by byte rather than through reflection or the JDK's class-file API, so the
- * record depends on nothing but the class files: the same on every JDK 21 or newer, with no class loaded or
- * initialised. Types are written in Java's syntax with their binary names ({@code dev.sema.Semaphore$Builder});
+ * <p>The class files are read here byte by byte (module-info too) rather than through reflection or the JDK's
+ * class-file API, so the record depends on nothing but the class files: the same on every JDK, with no class loaded
+ * or initialised. Types are written in Java's syntax with their binary names ({@code dev.sema.Semaphore$Builder});
  * a class directly in {@code java.lang} goes without its package.
  */
 public class PublicApi {
@@ -148,16 +147,9 @@ public class PublicApi {
             Path moduleInfo = classes.resolve("module-info.class");
             Set<String> packages = new TreeSet<>();
             if (Files.exists(moduleInfo)) {
-                ModuleDescriptor descriptor;
-                try (InputStream in = Files.newInputStream(moduleInfo)) {
-                    descriptor = ModuleDescriptor.read(in);
-                }
-                moduleName = descriptor.name();
-                for (ModuleDescriptor.Exports e : descriptor.exports()) {
-                    if (!e.isQualified()) {
-                        packages.add(e.source());
-                    }
-                }
+                ClassFile descriptor = ClassFile.parse(Files.readAllBytes(moduleInfo), null);
+                moduleName = descriptor.moduleName;
+                packages.addAll(descriptor.exports);
             } else { // an automatic module: every package is exported
                 moduleName = null;
                 try (Stream<Path> files = Files.walk(classes)) {
@@ -809,17 +801,7 @@ public class PublicApi {
                 exportedRead = true;
                 byte[] info = read("module-info.class");
                 if (info != null) {
-                    try {
-                        ModuleDescriptor d = ModuleDescriptor.read(new ByteArrayInputStream(info));
-                        exported = new HashSet<>();
-                        for (ModuleDescriptor.Exports e : d.exports()) {
-                            if (!e.isQualified()) {
-                                exported.add(e.source());
-                            }
-                        }
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
+                    exported = ClassFile.parse(info, this).exports;
                 }
             }
             return exported;
@@ -846,6 +828,9 @@ public class PublicApi {
         List<Member> fields = new ArrayList<>(), methods = new ArrayList<>(), components = new ArrayList<>();
         List<String> permitted = new ArrayList<>();
         boolean deprecated;
+        /** For module-info: the module's name and the packages it exports to everyone (dotted). */
+        String moduleName;
+        Set<String> exports = new TreeSet<>();
         /** From InnerClasses, this class's own entry: its flags, outer class and simple name. */
         Integer innerFlags;
         String innerOuter, innerName;
@@ -888,7 +873,8 @@ public class PublicApi {
             try {
                 return new Reader(bytes).read(root);
             } catch (IOException | RuntimeException e) {
-                throw new IllegalStateException("cannot read a class file in " + root.path + ": " + e, e);
+                throw new IllegalStateException("cannot read a class file"
+                        + (root == null ? "" : " in " + root.path) + ": " + e, e);
             }
         }
     }
@@ -1000,6 +986,23 @@ public class PublicApi {
                                 c.innerFlags = flags;
                                 c.innerOuter = outer == 0 ? null : className(outer);
                                 c.innerName = simpleName == 0 ? null : utf(simpleName);
+                            }
+                        }
+                    }
+                    case "Module" -> { // JVMS 4.7.25: the exports without a "to" are the API's packages
+                        DataInputStream module = new DataInputStream(new ByteArrayInputStream(in.readNBytes(length)));
+                        c.moduleName = className(module.readUnsignedShort());
+                        module.readUnsignedShort(); // flags
+                        module.readUnsignedShort(); // version
+                        module.skipNBytes(6L * module.readUnsignedShort()); // requires
+                        int exports = module.readUnsignedShort();
+                        for (int i = 0; i < exports; i++) {
+                            String pkg = className(module.readUnsignedShort()).replace('/', '.');
+                            module.readUnsignedShort(); // flags
+                            int targets = module.readUnsignedShort();
+                            module.skipNBytes(2L * targets);
+                            if (targets == 0) {
+                                c.exports.add(pkg);
                             }
                         }
                     }

@@ -16,21 +16,24 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = SemaAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
 @ConditionalOnBean(SemaphoreRegistry.class)
-@ConditionalOnAvailableEndpoint(SemaphoresEndpoint.class)
 public class SemaActuatorAutoConfiguration {
 
     /** Created by Spring Boot. */
     public SemaActuatorAutoConfiguration() {
     }
 
+    // On the methods, not the class: the condition's class exists only with the actuator, which the class-level
+    // @ConditionalOnClass checks first.
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnAvailableEndpoint(SemaphoresEndpoint.class)
     SemaphoresEndpoint semaphoresEndpoint(SemaphoreRegistry registry) {
         return new SemaphoresEndpoint(registry);
     }
 
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnAvailableEndpoint(SemaphoresEndpoint.class)
     @ConditionalOnBean(SemaphoresEndpoint.class)
     SemaphoresEndpointWebExtension semaphoresEndpointWebExtension(SemaphoresEndpoint endpoint) {
         return new SemaphoresEndpointWebExtension(endpoint);

@@ -16,15 +16,17 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = SemaAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnBean(SemaphoreRegistry.class)
-@ConditionalOnEnabledHealthIndicator("semaphores")
 public class SemaHealthAutoConfiguration {
 
     /** Created by Spring Boot. */
     public SemaHealthAutoConfiguration() {
     }
 
+    // On the method, not the class: the condition's class exists only with spring-boot-health, which the
+    // class-level @ConditionalOnClass checks first.
     @Bean
     @ConditionalOnMissingBean(name = "semaphoresHealthIndicator")
+    @ConditionalOnEnabledHealthIndicator("semaphores")
     HealthIndicator semaphoresHealthIndicator(SemaphoreRegistry registry) {
         return new SemaphoresHealthIndicator(registry);
     }

@@ -6,9 +6,10 @@ import java.util.Objects;
 
 /**
  * No permit in time: thrown by a {@link WithPermits} method (or its returned future fails with it) when the
- * permits could not be had within the annotation's timeout, when the wait was interrupted (the thread's
- * interrupt status is then set again, and the cause is the {@link InterruptedException}), or when the
- * semaphore was closed (the cause is the {@link dev.sema.SemaphoreClosedException}), as during shutdown.
+ * permits could not be had within the annotation's timeout (the cause is the semaphore's
+ * {@link java.util.concurrent.TimeoutException}), when the wait was interrupted (the thread's interrupt status is
+ * then set again, and the cause is the {@link InterruptedException}), or when the semaphore was closed (the cause
+ * is the {@link dev.sema.SemaphoreClosedException}), as during shutdown.
  *
  * <p>In Spring MVC it becomes HTTP 503 (Service Unavailable) with a {@code Retry-After} header, unless an
  * {@code @ExceptionHandler} of the application handles it first.
@@ -30,7 +31,8 @@ public class PermitUnavailableException extends RuntimeException {
      * @param semaphore the semaphore's name
      * @param permits how many permits were asked for
      * @param waited how long the request waited before it gave up
-     * @param cause what ended the wait ({@code null} for a plain timeout)
+     * @param cause what ended the wait: a {@code TimeoutException}, {@code InterruptedException} or
+     *        {@code SemaphoreClosedException}, or {@code null}
      * @throws NullPointerException if {@code semaphore} or {@code waited} is {@code null}
      */
     public PermitUnavailableException(String semaphore, long permits, Duration waited, Throwable cause) {

@@ -37,8 +37,9 @@ import java.lang.annotation.Target;
  * returns a {@code CompletableFuture} at once; it completes as the method's stage does, and the permits
  * are released when that stage completes (before the returned future completes). An unavailable permit
  * fails the returned future with {@link PermitUnavailableException} instead of throwing, and so does an
- * exception thrown by the method. Cancelling the returned future while it waits for the permits withdraws
- * the request; after the method has run, the cancellation is passed on to the method's future.
+ * exception thrown by the method (or a {@code null} it returns, as a {@code NullPointerException}). Cancelling
+ * the returned future while it waits for the permits withdraws the request; once the method has run, its own
+ * stage is not cancelled, and the permits stay held until it completes (the work it started may still run).
  *
  * <h2>Interruption</h2>
  * A synchronous call whose wait is interrupted throws {@link PermitUnavailableException} (caused by the

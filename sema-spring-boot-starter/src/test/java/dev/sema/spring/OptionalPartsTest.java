@@ -66,6 +66,13 @@ class OptionalPartsTest {
     }
 
     @Test
+    void pathsAreCommaSeparated() {
+        web.withPropertyValues("sema.web.semaphore=db", "sema.web.paths=/api/**, /v2/**")
+                .run(context -> assertThat(context.getBean("semaphoreFilter", FilterRegistrationBean.class).getFilter()
+                        .toString()).contains("paths=[/api/**, /v2/**]"));
+    }
+
+    @Test
     void filterWithoutSpringMvc() {
         web.withClassLoader(new FilteredClassLoader("org.springframework.web.servlet."))
                 .withPropertyValues("sema.web.semaphore=db")

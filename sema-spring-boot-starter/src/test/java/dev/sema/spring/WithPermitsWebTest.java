@@ -135,11 +135,7 @@ class WithPermitsWebTest {
                     interrupted.set(Thread.currentThread().isInterrupted());
                 }
             });
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (single.queueLength() == 0 && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
-            assertThat(single.queueLength()).isEqualTo(1);
+            WebFilterTest.await(() -> single.queueLength() == 1);
             waiter.interrupt();
             waiter.join(10_000);
             assertThat(waiter.isAlive()).isFalse();

@@ -9,6 +9,7 @@ module dev.sema {
 
     exports dev.sema;
     // The rules both engines keep alike (checks, messages, timeouts, the withdraw-first future, the
-    // listeners), and the counts read together for metrics: for Sema's own modules only, not an API.
-    exports dev.sema.internal to dev.sema.redis, dev.sema.micrometer;
+    // listeners), and the counts read together for metrics and the Spring Boot actuator endpoint: for Sema's
+    // own modules only, not an API (dev.sema.spring is the starter's automatic module name).
+    exports dev.sema.internal to dev.sema.redis, dev.sema.micrometer, dev.sema.spring;
 }

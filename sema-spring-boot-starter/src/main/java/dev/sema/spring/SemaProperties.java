@@ -1,0 +1,122 @@
+package dev.sema.spring;
+
+import dev.sema.Fairness;
+import dev.sema.LeakDetection;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * The {@code sema.*} properties (see the {@linkplain dev.sema.spring package overview} for an example and every
+ * property). They are only read here; whether they make sense together (a required {@code permits},
+ * {@code max-permits} not below it, a Redis for {@code redis: true}, ...) is checked when the
+ * {@link SemaphoreRegistry} is built, and a mistake stops the application with a message naming the property
+ * and its value. (The {@code @param} texts are the descriptions IDEs show, from Spring Boot's configuration
+ * metadata, hence plain text.)
+ *
+ * @param redis Where the Redis semaphores live.
+ * @param semaphores The semaphores by name (each semaphore's name()), in configuration order.
+ * @param web The servlet filter that lets inbound requests through one semaphore.
+ */
+@ConfigurationProperties("sema")
+public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphoreProperties> semaphores,
+        @DefaultValue Web web) {
+
+    /**
+     * Keeps the semaphores in configuration order, read-only.
+     *
+     * @param redis where the Redis semaphores live
+     * @param semaphores the semaphores, by name; {@code null} for none
+     * @param web the inbound request filter
+     */
+    public SemaProperties {
+        semaphores = semaphores == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
+    }
+
+    /**
+     * {@code sema.redis.*}: the Redis that {@code redis: true} semaphores live in.
+     *
+     * @param uri Redis to connect to, such as redis://127.0.0.1:6379, rediss://host:6380 or
+     *        redis-sentinel://host:26379,host:26380/0#primary. With it the starter opens a RedisSemaphores of its
+     *        own (closed at shutdown), unless the application defines a RedisSemaphores bean, which is used
+     *        instead.
+     */
+    public record Redis(String uri) {
+    }
+
+    /**
+     * {@code sema.semaphores.<name>.*}: one semaphore.
+     *
+     * @param permits Limit the semaphore starts with: how many permits may be held at once. Required; 0 up to
+     *        max-permits.
+     * @param maxPermits Ceiling the limit may be raised to later (setPermits, the actuator endpoint, an adaptive
+     *        limit, a refill). Defaults to permits.
+     * @param fairness Order of service: fifo (waiters in arrival order) or barging (new requests take free permits
+     *        whatever the queue). A Redis semaphore is always fifo.
+     * @param leakDetection Whether Permits that become unreachable while holding permits are reported and their
+     *        permits returned: off, sampled (for production) or paranoid (every acquiring stack, for tests). Local
+     *        semaphores only.
+     * @param refill Credit that accrues over time: the limit grows by refill.permits every refill.period, up to
+     *        max-permits. Local semaphores only.
+     * @param redis Whether this is a RedisSemaphore of this name, shared by every process that uses the same
+     *        Redis and name (the limit and ceiling stored in Redis win once it exists). Needs sema.redis.uri or a
+     *        RedisSemaphores bean.
+     * @param lease How long a grant lives in Redis unless renewed (it is renewed while the permit is open and the
+     *        process lives). Redis semaphores only; defaults to 30s.
+     * @param expireWhenIdle How long after its last use the semaphore disappears from Redis, when this process
+     *        creates it. Redis semaphores only; defaults to never.
+     * @param adaptive Adaptive limit that moves the limit toward what the downstream can take.
+     */
+    public record SemaphoreProperties(Long permits, Long maxPermits, @DefaultValue("fifo") Fairness fairness,
+            @DefaultValue("off") LeakDetection leakDetection, Refill refill, @DefaultValue("false") boolean redis,
+            Duration lease, Duration expireWhenIdle, Adaptive adaptive) {
+    }
+
+    /**
+     * {@code sema.semaphores.<name>.refill.*}: credit that accrues over time.
+     *
+     * @param permits Permits added every period; at least 1.
+     * @param period How often permits are added; at least 1ms.
+     */
+    public record Refill(Long permits, Duration period) {
+    }
+
+    /**
+     * {@code sema.semaphores.<name>.adaptive.*}: an {@link dev.sema.AdaptiveLimit} on the semaphore.
+     *
+     * @param algorithm Algorithm: gradient (latency-based) or aimd (loss-based). Required.
+     * @param minLimit Lowest limit it sets. Defaults to 1.
+     * @param maxLimit Highest limit it sets. Defaults to, and is capped by, the semaphore's max-permits.
+     * @param initialLimit Limit it starts from. Defaults to permits, brought within the bounds.
+     */
+    public record Adaptive(Algorithm algorithm, Long minLimit, Long maxLimit, Long initialLimit) {
+    }
+
+    /** The algorithm of an adaptive limit. */
+    public enum Algorithm {
+        /** Additive increase, multiplicative decrease: {@link dev.sema.AdaptiveLimit#aimd()}. */
+        AIMD,
+        /** Long-term against short-term hold time: {@link dev.sema.AdaptiveLimit#gradient()}. */
+        GRADIENT
+    }
+
+    /**
+     * {@code sema.web.*}: inbound requests through one semaphore (a servlet filter; one permit per request,
+     * held until the response is complete, asynchronous requests included).
+     *
+     * @param semaphore Name of the semaphore (under sema.semaphores) that inbound requests take a permit of.
+     *        Without it there is no filter.
+     * @param paths Request paths the filter applies to, as Ant-style patterns such as /api/**, comma-separated.
+     * @param maxWait How long a request may wait for a permit before it is refused with 503. 0 refuses it at once
+     *        when none is free.
+     * @param retryAfter Retry-After of the 503 answers, for refused requests and for PermitUnavailableException in
+     *        Spring MVC, in whole seconds (rounded up).
+     */
+    public record Web(String semaphore, @DefaultValue("/**") List<String> paths, @DefaultValue("0ms") Duration maxWait,
+            @DefaultValue("1s") Duration retryAfter) {
+    }
+}

@@ -1,0 +1,125 @@
+package dev.sema.spring;
+
+import dev.sema.Permit;
+import dev.sema.Semaphore;
+import dev.sema.SemaphoreClosedException;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import org.springframework.http.HttpHeaders;
+import org.springframework.util.AntPathMatcher;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.util.UrlPathHelper;
+
+/**
+ * {@code sema.web}: every request whose path matches takes one permit of the semaphore before it goes on,
+ * waiting at most {@code max-wait}, and holds it until its response is complete: when the filter chain
+ * returns, or, for a request that went asynchronous, when the asynchronous processing completes (an
+ * {@link AsyncListener}; the servlet container delivers its {@code onComplete} after a timeout or an error
+ * too). A request that gets no permit is answered 503 with a {@code Retry-After} header, through the
+ * container's error handling ({@code sendError}), and goes no further.
+ *
+ * <p>Runs once per request: not again on the asynchronous or error dispatches of the same request
+ * ({@link OncePerRequestFilter}). The path is the one within the application, decoded and normalized, so
+ * that {@code /api;x=1/..} or an encoded path is matched as what it is.
+ */
+final class SemaphoreFilter extends OncePerRequestFilter {
+    private static final UrlPathHelper PATHS = UrlPathHelper.defaultInstance;
+
+    private final Semaphore semaphore;
+    private final List<String> patterns;
+    private final AntPathMatcher matcher = new AntPathMatcher();
+    private final Duration maxWait;
+    private final String retryAfter;
+
+    SemaphoreFilter(Semaphore semaphore, List<String> patterns, Duration maxWait, Duration retryAfter) {
+        this.semaphore = semaphore;
+        this.patterns = List.copyOf(patterns);
+        this.maxWait = maxWait;
+        this.retryAfter = Long.toString(Durations.secondsUp(retryAfter));
+    }
+
+    @Override
+    protected boolean shouldNotFilter(HttpServletRequest request) {
+        String path = PATHS.getPathWithinApplication(request);
+        for (String pattern : patterns) {
+            if (matcher.match(pattern, path)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        Permit permit = acquire();
+        if (permit == null) {
+            response.setHeader(HttpHeaders.RETRY_AFTER, retryAfter);
+            response.sendError(HttpServletResponse.SC_SERVICE_UNAVAILABLE, "No permit of semaphore '"
+                    + semaphore.name() + "' for this request" + (maxWait.isZero() ? "" : " within "
+                    + Durations.format(maxWait)));
+            return;
+        }
+        try {
+            chain.doFilter(request, response);
+        } finally {
+            if (request.isAsyncStarted()) {
+                // The container delivers the completion only after this dispatch returns, even when another
+                // thread completed the request meanwhile, so the listener cannot miss it.
+                request.getAsyncContext().addListener(new ReleaseOnComplete(permit));
+            } else {
+                permit.close();
+            }
+        }
+    }
+
+    /** One permit now or within {@code max-wait}; {@code null} when none comes (or the semaphore is closed). */
+    private Permit acquire() {
+        try {
+            return maxWait.isZero() ? semaphore.tryAcquire(1).orElse(null) : semaphore.acquire(1, maxWait);
+        } catch (TimeoutException | SemaphoreClosedException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SemaphoreFilter[" + semaphore.name() + ", paths=" + patterns + ", max-wait=" + Durations.format(maxWait)
+                + "]";
+    }
+
+    /** Releases the request's permit when its asynchronous processing is complete. */
+    private record ReleaseOnComplete(Permit permit) implements AsyncListener {
+        @Override
+        public void onComplete(AsyncEvent event) {
+            permit.close();
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {
+            // onComplete follows, once the timeout's response is written
+        }
+
+        @Override
+        public void onError(AsyncEvent event) {
+            // onComplete follows, once the error's response is written
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            // A new asynchronous cycle of the same request: listeners must register again to hear of it.
+            event.getAsyncContext().addListener(this);
+        }
+    }
+}

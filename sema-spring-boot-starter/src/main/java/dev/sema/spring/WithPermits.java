@@ -1,0 +1,102 @@
+package dev.sema.spring;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Holds permits of a registry semaphore for the duration of a call to a method of a Spring bean.
+ *
+ * {@snippet :
+ * @Service
+ * class PartnerClient {
+ *     @WithPermits(value = "partner", timeout = "200ms", droppedOn = HttpServerErrorException.ServiceUnavailable.class)
+ *     Quote quote(String sku) {
+ *         return rest.get().uri("/quotes/{sku}", sku).retrieve().body(Quote.class);
+ *     }
+ *
+ *     @WithPermits("partner")
+ *     CompletableFuture<Quote> quoteAsync(String sku) {
+ *         return http.sendAsync(request(sku), handler);   // the permit is held until this completes
+ *     }
+ * }
+ * }
+ *
+ * <h2>Synchronous methods</h2>
+ * The permits are acquired before the method runs, on the calling thread, and released when it returns
+ * or throws. If they cannot be had within {@link #timeout()}, the method does not run and the call throws
+ * {@link PermitUnavailableException}.
+ *
+ * <h2>Asynchronous methods</h2>
+ * A method declared to return {@link java.util.concurrent.CompletionStage} or
+ * {@link java.util.concurrent.CompletableFuture} is called once the permits are granted
+ * ({@code acquireAsync}): at once, on the calling thread, when they are available, else on the thread
+ * that grants them (the one that released them, or for a Redis semaphore a virtual thread). The call
+ * returns a {@code CompletableFuture} at once; it completes as the method's stage does, and the permits
+ * are released when that stage completes (before the returned future completes). An unavailable permit
+ * fails the returned future with {@link PermitUnavailableException} instead of throwing, and so does an
+ * exception thrown by the method (or a {@code null} it returns, as a {@code NullPointerException}). Cancelling
+ * the returned future while it waits for the permits withdraws the request; once the method has run, its own
+ * stage is not cancelled, and the permits stay held until it completes (the work it started may still run).
+ *
+ * <h2>Interruption</h2>
+ * A synchronous call whose wait is interrupted throws {@link PermitUnavailableException} (caused by the
+ * {@link InterruptedException}) with the thread's interrupt status set again, and does not run the method.
+ *
+ * <h2>Adaptive limits</h2>
+ * When the call fails with one of {@link #droppedOn()} (a subclass counts), the semaphore's
+ * {@link dev.sema.AdaptiveLimit} ({@code sema.semaphores.<name>.adaptive}) is told the downstream dropped
+ * the request ({@link dev.sema.AdaptiveLimit#dropped()}); the exception is passed on unchanged. The time
+ * the permits are held is the adaptive limit's latency sample, so annotate the method that makes the
+ * downstream call, not a larger one.
+ *
+ * <h2>Checked at startup</h2>
+ * When the bean is created, every annotated method is checked: the semaphore must be in the
+ * {@link SemaphoreRegistry}, {@link #permits()} within {@code 0..maxPermits()}, the timeout readable, and the
+ * method neither a reactive one (a {@code Publisher}: the permits would be released before anything ran) nor
+ * one returning another kind of {@code CompletionStage}. A mistake stops the application with a message
+ * naming the method. {@link #value()} and {@link #timeout()} may be property placeholders ({@code ${...}}).
+ *
+ * <h2>Proxies</h2>
+ * As with Spring's other method annotations, the call must come through the bean's proxy: a call from
+ * another method of the same object is not limited. The permits are acquired outside the bean's other
+ * advice (a transaction, for instance, begins only once they are held).
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface WithPermits {
+
+    /**
+     * The name of the semaphore in the {@link SemaphoreRegistry}.
+     *
+     * @return the semaphore's name, or a {@code ${...}} placeholder for it
+     */
+    String value();
+
+    /**
+     * How many permits the call holds.
+     *
+     * @return the number of permits, {@code 0..maxPermits()} of the semaphore
+     */
+    long permits() default 1;
+
+    /**
+     * How long to wait for the permits: {@code ""} (the default) waits as long as it takes; {@code "0"}
+     * never waits (a {@code tryAcquire}); otherwise a duration, in Spring Boot's forms: {@code "200ms"},
+     * {@code "2s"}, {@code "PT1S"} (a number alone is milliseconds).
+     *
+     * @return the timeout, or a {@code ${...}} placeholder for it
+     */
+    String timeout() default "";
+
+    /**
+     * The failures of the call that count as drops for the semaphore's adaptive limit (ignored when it has
+     * none).
+     *
+     * @return the exception types
+     */
+    Class<? extends Throwable>[] droppedOn() default {};
+}

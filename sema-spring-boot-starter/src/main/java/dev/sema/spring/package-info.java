@@ -1,0 +1,111 @@
+/**
+ * Sema for Spring Boot 4.0: semaphores from properties, {@link dev.sema.spring.WithPermits}, inbound request
+ * limiting, 503 with {@code Retry-After}, meters, an actuator endpoint and a health contributor.
+ *
+ * <p>Add {@code dev.sema:sema-spring-boot-starter}, and sema-redis, sema-micrometer, the actuator and Spring MVC for
+ * the parts that need them: each part switches on only when its classes are on the class path (and, for Redis,
+ * a URI or a {@code RedisSemaphores} bean is there). sema-core and sema-redis know nothing of Spring.
+ *
+ * {@snippet lang=yaml :
+ * sema:
+ *   redis.uri: redis://127.0.0.1:6379     # or the application defines a RedisSemaphores bean
+ *   semaphores:
+ *     db:                                 # the semaphore's name()
+ *       permits: 10                       # required
+ *       max-permits: 50                   # default: permits
+ *       fairness: fifo                    # fifo | barging
+ *       leak-detection: sampled           # off | sampled | paranoid
+ *       refill: { permits: 5, period: 100ms }
+ *     partner:
+ *       permits: 20
+ *       max-permits: 500
+ *       redis: true                       # a RedisSemaphore of this name, shared by the fleet
+ *       lease: 30s                        # Redis only; so is expire-when-idle
+ *       adaptive: { algorithm: gradient, min-limit: 4, max-limit: 500 }  # or aimd; initial-limit too
+ *   web:                                  # inbound requests through one semaphore (servlet filter)
+ *     semaphore: db
+ *     paths: /api/**                      # Ant-style, comma-separated; default /**
+ *     max-wait: 0ms                       # how long a request may queue; default 0 (refuse at once)
+ * }
+ *
+ * <h2>Properties</h2>
+ * <table class="striped">
+ * <caption>The sema.* properties</caption>
+ * <thead><tr><th>property</th><th>default</th><th>meaning</th></tr></thead>
+ * <tbody>
+ * <tr><td>{@code sema.redis.uri}</td><td>none</td><td>The Redis of the {@code redis: true} semaphores
+ *     ({@code redis://}, {@code rediss://}, {@code redis-sentinel://}). The starter opens a {@code RedisSemaphores}
+ *     of its own and closes it at shutdown, unless the application defines a {@code RedisSemaphores} bean (for
+ *     Redis Cluster: {@code RedisSemaphores.connectCluster}), which is used instead.</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.permits}</td><td>required</td><td>The limit it starts with,
+ *     {@code 0..max-permits}.</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.max-permits}</td><td>{@code permits}</td><td>The ceiling the limit may be
+ *     raised to ({@code setPermits}, the endpoint, an adaptive limit, a refill).</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.fairness}</td><td>{@code fifo}</td><td>{@code fifo} or {@code barging}
+ *     ({@link dev.sema.Fairness}); a Redis semaphore is always {@code fifo}.</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.leak-detection}</td><td>{@code off}</td><td>{@code off},
+ *     {@code sampled} or {@code paranoid} ({@link dev.sema.LeakDetection}); local semaphores only.</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.refill.permits}, {@code .refill.period}</td><td>none</td><td>The limit
+ *     grows by {@code permits} every {@code period}, up to the ceiling (both required for a refill); local
+ *     semaphores only.</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.redis}</td><td>{@code false}</td><td>{@code true}: a
+ *     {@code RedisSemaphore} of this name, shared by every process on the same Redis (the limit and ceiling
+ *     stored in Redis win once it exists).</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.lease}</td><td>30s</td><td>Redis only: how long a grant lives unless
+ *     renewed (100ms to 1d).</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.expire-when-idle}</td><td>never</td><td>Redis only: the semaphore
+ *     disappears from Redis after this long unused (1s to 365d).</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.adaptive.algorithm}</td><td>required for an adaptive limit</td><td>
+ *     {@code gradient} or {@code aimd} ({@link dev.sema.AdaptiveLimit}).</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.adaptive.min-limit}, {@code .max-limit}, {@code .initial-limit}</td>
+ *     <td>1, {@code max-permits}, {@code permits}</td><td>The bounds the adaptive limit keeps to, and where it
+ *     starts.</td></tr>
+ * <tr><td>{@code sema.web.semaphore}</td><td>none (no filter)</td><td>The semaphore inbound requests take one
+ *     permit of, held until the response is complete (asynchronous requests included).</td></tr>
+ * <tr><td>{@code sema.web.paths}</td><td>{@code /**}</td><td>Ant-style patterns of the request paths within
+ *     the application, comma-separated. The default includes {@code /actuator/**}: list the paths to limit
+ *     when health probes must never be refused.</td></tr>
+ * <tr><td>{@code sema.web.max-wait}</td><td>0</td><td>How long a request may wait for a permit; then 503.</td></tr>
+ * <tr><td>{@code sema.web.retry-after}</td><td>1s</td><td>The {@code Retry-After} of the 503 answers, in whole
+ *     seconds (rounded up).</td></tr>
+ * </tbody>
+ * </table>
+ * A name that is not lower-case letters, digits and dashes is written in brackets:
+ * {@code sema.semaphores[Partner.API].permits=3}. The registry keeps the names in configuration order.
+ *
+ * <h2>What the application gets</h2>
+ * <ul>
+ * <li>{@link dev.sema.spring.SemaphoreRegistry}: a bean with every semaphore (or the application's own registry
+ *     bean, which every part below then uses).</li>
+ * <li>{@link dev.sema.spring.WithPermits} on the methods of Spring beans, blocking or returning a
+ *     {@code CompletionStage}; {@link dev.sema.spring.PermitUnavailableException} when the permits do not come in
+ *     time.</li>
+ * <li>Spring MVC: {@code PermitUnavailableException} becomes 503 with {@code Retry-After}; so does a request the
+ *     {@code sema.web} filter refuses.</li>
+ * <li>Micrometer (sema-micrometer on the class path): every registry semaphore bound with
+ *     {@code SemaphoreMetrics}, e.g. {@code sema_permits_limit{name="db"}} at {@code /actuator/prometheus}.</li>
+ * <li>The actuator: the {@code semaphores} endpoint ({@link dev.sema.spring.SemaphoresEndpoint}; GET all, GET
+ *     one, POST {@code {"permits": 20}}) and the {@code semaphores} health contributor (DOWN naming each Redis
+ *     semaphore whose state cannot be read).</li>
+ * </ul>
+ *
+ * <h2>Startup and shutdown</h2>
+ * A configuration mistake (a negative or missing {@code permits}, {@code max-permits} below it, an unknown
+ * {@code fairness}, {@code redis: true} with no Redis, {@code sema.web.semaphore} naming no semaphore, a
+ * {@code @WithPermits} naming none, ...) stops the application at startup, and Spring Boot's failure report names
+ * the property (or annotation), the value and where it was set. When the context closes, once the web server has
+ * stopped taking requests: the adaptive limits are closed, then the local semaphores (their waiters fail; held
+ * permits can still be released), then the {@code RedisSemaphores} the starter opened, which releases the
+ * permits this process still holds and leaves the Redis semaphores open for the rest of the fleet.
+ *
+ * <h2>Virtual threads</h2>
+ * With {@code spring.threads.virtual.enabled=true}, requests that wait in the filter or in a {@code @WithPermits}
+ * method park their virtual thread inside the semaphore; nothing in the starter holds a monitor around a wait.
+ *
+ * <h2>The auto-configurations</h2>
+ * {@link dev.sema.spring.SemaAutoConfiguration} (properties, registry, {@code @WithPermits}),
+ * {@link dev.sema.spring.SemaRedisAutoConfiguration}, {@link dev.sema.spring.SemaWebAutoConfiguration},
+ * {@link dev.sema.spring.SemaMetricsAutoConfiguration}, {@link dev.sema.spring.SemaActuatorAutoConfiguration},
+ * {@link dev.sema.spring.SemaHealthAutoConfiguration}: each can be excluded on its own.
+ */
+package dev.sema.spring;

@@ -1,0 +1,163 @@
+package dev.sema.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.sema.Permit;
+import dev.sema.Semaphore;
+import dev.sema.redis.RedisSemaphores;
+import dev.sema.testing.RedisServer;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code redis: true} against a real redis-server: two application contexts in one JVM share a semaphore, closing
+ * one gives its permits back, the endpoint shows kind redis and changes the fleet's limit, the health contributor
+ * goes DOWN when Redis stops, and the starter backs off for the application's own RedisSemaphores.
+ */
+@Timeout(90)
+class RedisStarterTest {
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static RedisServer.Binary binary;
+    private static RedisServer redis;
+    private final List<ConfigurableApplicationContext> contexts = new ArrayList<>();
+
+    @BeforeAll
+    static void startRedis() throws Exception {
+        Optional<RedisServer.Binary> found = RedisServer.Source.INSTALLED_OR_BUNDLED.find();
+        assumeTrue(found.isPresent(), () -> RedisServer.Source.INSTALLED_OR_BUNDLED.missing());
+        binary = found.get();
+        redis = RedisServer.start(binary);
+    }
+
+    @AfterAll
+    static void stopRedis() throws Exception {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    @AfterEach
+    void closeContexts() {
+        contexts.forEach(ConfigurableApplicationContext::close);
+    }
+
+    @Test
+    void twoContextsShareOneSemaphoreAndClosingOneGivesItsPermitsBack() {
+        ConfigurableApplicationContext a = start(redis.uri(), "shared");
+        ConfigurableApplicationContext b = start(redis.uri(), "shared");
+        Semaphore inA = a.getBean(SemaphoreRegistry.class).get("shared");
+        Semaphore inB = b.getBean(SemaphoreRegistry.class).get("shared");
+        assertThat(SemaphoreState.kind(inA)).isEqualTo("redis");
+        assertThat(inB.availablePermits()).isEqualTo(3);
+
+        Permit heldByA = inA.tryAcquire(2).orElseThrow();
+        assertThat(heldByA.permits()).isEqualTo(2);
+        assertThat(inB.availablePermits()).isEqualTo(1);
+        JsonNode seenFromB = JSON.readTree(http(b).get("/actuator/semaphores/shared").body());
+        assertThat(seenFromB.get("kind").asString()).isEqualTo("redis");
+        assertThat(seenFromB.get("available").asLong()).isEqualTo(1);
+
+        a.close(); // closes the RedisSemaphores the starter opened: its permits go back, the semaphore stays open
+        assertThat(inB.availablePermits()).isEqualTo(3);
+        assertThat(inB.isClosed()).isFalse();
+        assertThat(inA.isClosed()).isTrue(); // for process A only
+        try (Permit p = inB.tryAcquire(3).orElseThrow()) {
+            assertThat(p.permits()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void endpointChangesTheFleetsLimit() {
+        ConfigurableApplicationContext a = start(redis.uri(), "fleet");
+        ConfigurableApplicationContext b = start(redis.uri(), "fleet");
+        HttpResponse<String> r = http(a).post("/actuator/semaphores/fleet", "{\"permits\": 7}");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).isEqualTo("{\"kind\":\"redis\",\"permits\":7,\"maxPermits\":10,\"available\":7,"
+                + "\"queued\":0,\"closed\":false,\"fairness\":\"FIFO\"}");
+        assertThat(b.getBean(SemaphoreRegistry.class).get("fleet").permits()).isEqualTo(7);
+    }
+
+    @Test
+    void healthGoesDownNamingTheRedisSemaphoreWhenRedisStops() throws Exception {
+        try (RedisServer own = RedisServer.start(binary)) {
+            ConfigurableApplicationContext c = start(own.uri(), "watched");
+            Http http = http(c);
+            HttpResponse<String> up = http.get("/actuator/health/semaphores");
+            assertThat(up.statusCode()).isEqualTo(200);
+            assertThat(JSON.readTree(up.body()).get("status").asString()).isEqualTo("UP");
+
+            own.stop();
+            HttpResponse<String> down = http.get("/actuator/health/semaphores");
+            assertThat(down.statusCode()).isEqualTo(503);
+            JsonNode health = JSON.readTree(down.body());
+            assertThat(health.get("status").asString()).isEqualTo("DOWN");
+            assertThat(health.get("details").get("unreadable").propertyNames()).containsExactly("watched");
+            assertThat(health.get("details").get("semaphores").get("local").asString()).isEqualTo("local");
+        }
+    }
+
+    @Test
+    void backsOffForTheApplicationsOwnRedisSemaphores() {
+        ConfigurableApplicationContext c = new SpringApplicationBuilder(RedisApp.class, OwnRedis.class)
+                .web(WebApplicationType.NONE)
+                .properties("spring.main.banner-mode=off", "own.redis.uri=" + redis.uri(),
+                        "sema.semaphores.own.permits=2", "sema.semaphores.own.redis=true")
+                .run();
+        contexts.add(c);
+        assertThat(c.getBeansOfType(RedisSemaphores.class)).containsOnlyKeys("ownRedisSemaphores");
+        Semaphore own = c.getBean(SemaphoreRegistry.class).get("own");
+        assertThat(SemaphoreState.kind(own)).isEqualTo("redis");
+        assertThat(own.availablePermits()).isEqualTo(2);
+    }
+
+    private ConfigurableApplicationContext start(String uri, String name) {
+        ConfigurableApplicationContext c = new SpringApplicationBuilder(RedisApp.class)
+                .web(WebApplicationType.SERVLET)
+                .properties("server.port=0", "spring.main.banner-mode=off", "logging.level.root=warn",
+                        "sema.redis.uri=" + uri,
+                        "sema.semaphores." + name + ".permits=3",
+                        "sema.semaphores." + name + ".max-permits=10",
+                        "sema.semaphores." + name + ".redis=true",
+                        "sema.semaphores." + name + ".lease=5s",
+                        "sema.semaphores.local.permits=1",
+                        "management.endpoints.web.exposure.include=health,semaphores",
+                        "management.endpoint.health.show-details=always")
+                .run();
+        contexts.add(c);
+        return c;
+    }
+
+    private static Http http(ConfigurableApplicationContext c) {
+        return new Http(((WebServerApplicationContext) c).getWebServer().getPort());
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    static class RedisApp {
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnRedis {
+        @Bean
+        RedisSemaphores ownRedisSemaphores(org.springframework.core.env.Environment environment) {
+            return RedisSemaphores.connect(environment.getRequiredProperty("own.redis.uri"));
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package dev.sema.spring;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.springframework.boot.env.YamlPropertySourceLoader;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.io.ClassPathResource;
+
+/** Loads a YAML file of the test resources into a context's environment, as application.yml would be. */
+final class YamlFiles {
+    private YamlFiles() {
+    }
+
+    static void load(ConfigurableApplicationContext context, String file) {
+        try {
+            for (PropertySource<?> source : new YamlPropertySourceLoader().load(file, new ClassPathResource(file))) {
+                context.getEnvironment().getPropertySources().addLast(source);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -47,7 +47,8 @@ class RedisProfileTest {
                 Http httpA = http(a); Http httpB = http(b)) {
             Semaphore inA = a.getBean(SemaphoreRegistry.class).get("exports");
             Semaphore inB = b.getBean(SemaphoreRegistry.class).get("exports");
-            assertThat(httpA.get("/actuator/semaphores/exports").body()).startsWith("{\"kind\":\"redis\",\"permits\":4,");
+            assertThat(httpA.get("/actuator/semaphores/exports").body())
+                    .startsWith("{\"kind\":\"redis\",\"permits\":4,");
 
             HttpResponse<String> export = httpB.get("/exports/7");
             assertThat(export.statusCode()).isEqualTo(200);

@@ -25,7 +25,7 @@ public class ReportController {
      * @throws InterruptedException if interrupted while rendering
      */
     @GetMapping("/reports/{id}")
-    public ReportService.Report report(@PathVariable String id) throws InterruptedException {
+    public Report report(@PathVariable String id) throws InterruptedException {
         return reports.render(id);
     }
 }

@@ -23,7 +23,7 @@ public class ReportRenderer {
         this.work = work;
     }
 
-    ReportService.Report render(String id) throws InterruptedException {
+    Report render(String id) throws InterruptedException {
         try (InFlight.Entry entry = inFlight.enter()) {
             byte[] digest;
             try {
@@ -33,7 +33,7 @@ public class ReportRenderer {
                 throw new IllegalStateException("every JDK has SHA-256", e);
             }
             TimeUnit.NANOSECONDS.sleep(work.toNanos());
-            return new ReportService.Report(id, HexFormat.of().formatHex(digest, 0, 8));
+            return new Report(id, HexFormat.of().formatHex(digest, 0, 8));
         }
     }
 }

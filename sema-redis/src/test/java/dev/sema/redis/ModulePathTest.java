@@ -51,7 +51,8 @@ class ModulePathTest {
         assertThat(redis.canRead(core)).isTrue();
         ModuleDescriptor.Exports internal = core.getDescriptor().exports().stream()
                 .filter(e -> e.source().equals("dev.sema.internal")).findFirst().orElseThrow();
-        assertThat(internal.targets()).containsExactlyInAnyOrder("dev.sema.redis", "dev.sema.micrometer");
+        assertThat(internal.targets()).containsExactlyInAnyOrder("dev.sema.redis", "dev.sema.micrometer",
+                "dev.sema.spring");
         assertThat(core.getDescriptor().exports()).extracting(ModuleDescriptor.Exports::source)
                 .containsExactlyInAnyOrder("dev.sema", "dev.sema.internal");
     }

@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Sema at work, run by {@code bin/demo}: eight parts, each doing real work with one feature and checking
+ * Sema at work, run by {@code bin/demo}: nine parts, each doing real work with one feature and checking
  * what it promised. The exit status is 0 only if every check passed.
  *
  * <ol>
@@ -24,6 +24,9 @@ import java.util.Map;
  *   <li>{@code adaptive} ({@link AdaptivePart}): an {@code AdaptiveLimit} following a partner API's
  *       changing capacity.
  *   <li>{@code redis} ({@link FleetPart}): several JVMs sharing one {@code RedisSemaphore}.
+ *   <li>{@code spring} ({@link SpringPart}): the Spring Boot example application (sema-spring-example, in a JVM
+ *       of its own) under load: the {@code sema.web} filter with an adaptive limit, {@code @WithPermits}, a limit
+ *       changed through {@code /actuator/semaphores}, the Prometheus meters.
  * </ol>
  *
  * <p>Arguments name the parts to run, in the order given; none runs them all.
@@ -63,7 +66,8 @@ public final class Demo {
                 new LeakPart(LeakPart.Settings.standard(), terminal),
                 new RefillPart(RefillPart.Settings.standard(), terminal),
                 new AdaptivePart(AdaptivePart.Settings.standard(), terminal),
-                new FleetPart(FleetPart.Settings.standard(), terminal))) {
+                new FleetPart(FleetPart.Settings.standard(), terminal),
+                new SpringPart(SpringPart.Settings.standard(), terminal))) {
             parts.put(part.name(), part);
         }
         return parts;

@@ -1,0 +1,743 @@
+package dev.sema.examples;
+
+import static dev.sema.examples.Text.format;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Collectors;
+
+/**
+ * Sema in a Spring Boot application: the example application of {@code sema-spring-example}
+ * ({@code dev.sema.spring.example.ExampleApplication}), started in a JVM of its own on a random loopback port with
+ * that module's class path (Spring Boot is on no class path of the demo's own), under a load of requests sent
+ * with {@code java.net.http}, each from its own virtual thread.
+ *
+ * <p>The application configures everything in its {@code application.yml}: {@code /api/quotes/{symbol}} is behind
+ * the {@code sema.web} filter, one permit of {@code inbound} per request, whose {@code AdaptiveLimit.gradient()}
+ * follows the capacity of the partner API behind it, refusing at once beyond the limit; {@code /reports/{id}}
+ * calls a {@code @WithPermits(value = "reports", timeout = "100ms")} method. Each phase sends as many requests to
+ * both, spread over a short ramp. Between the two phases the demo raises the limit of {@code reports} with
+ * {@code POST /actuator/semaphores/reports}.
+ *
+ * <p>Checked: every request was answered 200 or 503, every 503 with {@code Retry-After}; neither endpoint ever
+ * ran more requests at once than its semaphore's limit in force (the application counts them where the permit
+ * is held, {@code /actuator/inflight}); the raised limit took effect; {@code /actuator/prometheus} counted the
+ * grants and refusals the demo counted; {@code /actuator/semaphores}, the gauges and the health agree, with
+ * every permit back.
+ */
+final class SpringPart implements Part {
+    static final String QUOTES = "/api/quotes/";
+    static final String REPORTS = "/reports/";
+    private static final String MAIN_CLASS = "dev.sema.spring.example.ExampleApplication";
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
+
+    /**
+     * The knobs of a run.
+     *
+     * @param requests how many requests each phase sends, half to each endpoint
+     * @param ramp how long each phase takes to send them (evenly spread)
+     * @param raisedLimit the limit of {@code reports} the demo sets between the phases
+     * @param warmUp requests sent to each endpoint before the measured phases, and not counted
+     * @param startTimeout how long the application may take to start
+     */
+    record Settings(int requests, Duration ramp, long raisedLimit, int warmUp, Duration startTimeout) {
+        static Settings standard() {
+            return new Settings(2_000, Duration.ofMillis(1_500), 16, 200, Duration.ofSeconds(120));
+        }
+    }
+
+    /**
+     * How one endpoint answered one phase's requests, as the demo counted them.
+     *
+     * @param sent requests sent
+     * @param ok answered 200
+     * @param refused answered 503
+     * @param withRetryAfter answered 503 with a {@code Retry-After} of whole seconds
+     * @param other anything else (another status, or an exception), by kind
+     */
+    record Answers(long sent, long ok, long refused, long withRetryAfter, Map<String, Long> other) {
+        long unexpected() {
+            return other.values().stream().mapToLong(Long::longValue).sum();
+        }
+
+        @Override
+        public String toString() {
+            return format("%,d: %,d ok + %,d refused (%,d with Retry-After)", sent, ok, refused, withRetryAfter)
+                    + (other.isEmpty() ? "" : " + other " + other);
+        }
+    }
+
+    /**
+     * What the application counted for one endpoint in one phase ({@code /actuator/inflight}).
+     *
+     * @param peak the most requests it ran at once
+     * @param highestLimit the highest limit its semaphore had meanwhile
+     * @param requests how many it ran
+     */
+    record InFlight(long peak, long highestLimit, long requests) {
+    }
+
+    /**
+     * One phase.
+     *
+     * @param reportsLimit the limit of {@code reports} the demo had set
+     * @param quotes how {@code /api/quotes} answered
+     * @param reports how {@code /reports} answered
+     * @param quotesInFlight what the application counted for {@code /api/quotes} ({@code inbound})
+     * @param reportsInFlight what it counted for {@code /reports} ({@code reports})
+     * @param inboundLimit the adaptive limit of {@code inbound} at the end of the phase
+     * @param outstanding the most requests the demo awaited answers to at once
+     */
+    record Phase(long reportsLimit, Answers quotes, Answers reports, InFlight quotesInFlight, InFlight reportsInFlight,
+            long inboundLimit, long outstanding) {
+    }
+
+    /**
+     * A semaphore's state as the endpoint ({@code /actuator/semaphores}) or the gauges ({@code sema_permits_*},
+     * {@code sema_queue_waiters}) show it.
+     *
+     * @param permits the limit
+     * @param available permits free
+     * @param queued requests queued
+     * @param used permits held ({@code -1} from the endpoint, which does not show it)
+     */
+    record State(long permits, long available, long queued, long used) {
+        @Override
+        public String toString() {
+            return format("limit %d, available %d, queued %d", permits, available, queued)
+                    + (used >= 0 ? format(", used %d", used) : "");
+        }
+    }
+
+    /**
+     * What {@code /actuator/prometheus} counted in {@code sema_acquire_seconds_count} over the measured phases
+     * (after minus before).
+     *
+     * @param granted requests granted
+     * @param refused requests refused: {@code unavailable} for {@code inbound} (refused at once), {@code timeout}
+     *     for {@code reports} (no permit within 100 ms)
+     * @param otherwise requests that ended any other way ({@code cancelled}, {@code interrupted}, {@code closed},
+     *     and the refusal kind the semaphore does not use)
+     */
+    record Scraped(long granted, long refused, long otherwise) {
+    }
+
+    /**
+     * What a run measured.
+     *
+     * @param phases the two phases
+     * @param oldLimit the limit of {@code reports} before the POST
+     * @param raisedLimit the limit the POST set
+     * @param postStatus the POST's status
+     * @param postPermits the limit the POST's answer showed
+     * @param scraped {@code inbound} and {@code reports} as counted by {@code /actuator/prometheus}
+     * @param endpoint their state at the end, by {@code /actuator/semaphores}
+     * @param gauges their state at the end, by the gauges of {@code /actuator/prometheus}
+     * @param health the status of {@code /actuator/health}, and of its {@code semaphores} component
+     */
+    record Measured(List<Phase> phases, long oldLimit, long raisedLimit, int postStatus, long postPermits,
+            Map<String, Scraped> scraped, Map<String, State> endpoint, Map<String, State> gauges, String health) {
+
+        List<Check> checks() {
+            List<Check> checks = new ArrayList<>();
+            checks.add(new Check("every request was answered 200 or 503, and every 503 carried a Retry-After",
+                    phases.stream().allMatch(p -> answeredWell(p.quotes()) && answeredWell(p.reports())),
+                    phases.stream().map(p -> "quotes " + p.quotes() + "; reports " + p.reports())
+                            .collect(Collectors.joining(" | "))));
+            checks.add(new Check("/api/quotes never ran more requests at once than the limit of inbound in force"
+                    + " (sema.web, adaptive)",
+                    phases.stream().allMatch(p -> p.quotesInFlight().peak() > 0
+                            && p.quotesInFlight().peak() <= p.quotesInFlight().highestLimit()),
+                    phases.stream().map(p -> format("at most %d at once, highest limit %d", p.quotesInFlight().peak(),
+                            p.quotesInFlight().highestLimit())).collect(Collectors.joining("; "))));
+            checks.add(new Check("/reports never ran more at once than the limit of reports in force (@WithPermits)",
+                    phases.stream().allMatch(p -> p.reportsInFlight().peak() > 0
+                            && p.reportsInFlight().peak() <= p.reportsLimit()
+                            && p.reportsInFlight().highestLimit() == p.reportsLimit()),
+                    phases.stream().map(p -> format("at most %d at once, limit %d (the application saw %d)",
+                            p.reportsInFlight().peak(), p.reportsLimit(), p.reportsInFlight().highestLimit()))
+                            .collect(Collectors.joining("; "))));
+            State reportsNow = endpoint.get("reports");
+            State reportsGauged = gauges.get("reports");
+            Phase after = phases.get(phases.size() - 1);
+            checks.add(new Check(format("POST /actuator/semaphores/reports {\"permits\": %d} took effect", raisedLimit),
+                    postStatus == 200 && postPermits == raisedLimit && reportsNow != null
+                            && reportsNow.permits() == raisedLimit && reportsGauged != null
+                            && reportsGauged.permits() == raisedLimit && after.reportsInFlight().peak() > oldLimit,
+                    format("answered %d with limit %d; /actuator/semaphores says %d, sema_permits_limit %d; then %d ran"
+                            + " at once (more than the old limit %d)", postStatus, postPermits,
+                            reportsNow == null ? -1 : reportsNow.permits(),
+                            reportsGauged == null ? -1 : reportsGauged.permits(), after.reportsInFlight().peak(),
+                            oldLimit)));
+            long quotesOk = phases.stream().mapToLong(p -> p.quotes().ok()).sum();
+            long quotesRefused = phases.stream().mapToLong(p -> p.quotes().refused()).sum();
+            long reportsOk = phases.stream().mapToLong(p -> p.reports().ok()).sum();
+            long reportsRefused = phases.stream().mapToLong(p -> p.reports().refused()).sum();
+            long quotesRan = phases.stream().mapToLong(p -> p.quotesInFlight().requests()).sum();
+            long reportsRan = phases.stream().mapToLong(p -> p.reportsInFlight().requests()).sum();
+            Scraped inbound = scraped.get("inbound");
+            Scraped reports = scraped.get("reports");
+            checks.add(new Check("/actuator/prometheus counted the grants and refusals the demo counted",
+                    inbound != null && reports != null
+                            && inbound.granted() == quotesOk && inbound.refused() == quotesRefused
+                            && inbound.otherwise() == 0 && quotesRan == quotesOk
+                            && reports.granted() == reportsOk && reports.refused() == reportsRefused
+                            && reports.otherwise() == 0 && reportsRan == reportsOk,
+                    format("inbound granted %s, unavailable %s, other %s (the demo: %,d ok, %,d refused; the"
+                            + " application ran %,d); reports granted %s, timeout %s, other %s (the demo: %,d ok,"
+                            + " %,d refused; the application ran %,d)",
+                            inbound == null ? "?" : format("%,d", inbound.granted()),
+                            inbound == null ? "?" : format("%,d", inbound.refused()),
+                            inbound == null ? "?" : format("%,d", inbound.otherwise()), quotesOk, quotesRefused,
+                            quotesRan, reports == null ? "?" : format("%,d", reports.granted()),
+                            reports == null ? "?" : format("%,d", reports.refused()),
+                            reports == null ? "?" : format("%,d", reports.otherwise()), reportsOk, reportsRefused,
+                            reportsRan)));
+            boolean agree = !endpoint.isEmpty();
+            List<String> states = new ArrayList<>();
+            for (String name : List.of("inbound", "reports")) {
+                State e = endpoint.get(name);
+                State g = gauges.get(name);
+                agree &= e != null && g != null && e.permits() == g.permits() && e.available() == e.permits()
+                        && g.available() == g.permits() && e.queued() == 0 && g.queued() == 0 && g.used() == 0;
+                states.add(name + ": endpoint " + e + " / gauges " + g);
+            }
+            checks.add(new Check("/actuator/semaphores and the gauges agree, every permit is back, health is UP",
+                    agree && health.equals("UP, semaphores UP"), String.join("; ", states) + "; health " + health));
+            return checks;
+        }
+
+        private static boolean answeredWell(Answers a) {
+            return a.sent() > 0 && a.unexpected() == 0 && a.ok() + a.refused() == a.sent()
+                    && a.withRetryAfter() == a.refused();
+        }
+    }
+
+    private final Settings settings;
+    private final Terminal terminal;
+    private long start;
+    // What the status line shows, set as the run goes on.
+    private volatile Load load;
+    private volatile App app;
+
+    SpringPart(Settings settings, Terminal terminal) {
+        this.settings = settings;
+        this.terminal = terminal;
+    }
+
+    @Override
+    public String name() {
+        return "spring";
+    }
+
+    @Override
+    public String title() {
+        return "Spring Boot: sema.web and @WithPermits in a web application, its endpoint and its meters";
+    }
+
+    @Override
+    public List<Check> run() throws Exception {
+        start = System.nanoTime();
+        Path module = exampleModule();
+        Path logs = Files.createTempDirectory("sema-demo-spring");
+        ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("demo-spring-status").daemon().factory());
+        try (App started = App.start(module, logs, settings.startTimeout())) {
+            app = started;
+            event(format("the example application (pid %d) answers on http://127.0.0.1:%d, started in %.1f s with"
+                    + " sema-spring-example's class path", started.pid(), started.port(), started.startSeconds()));
+            ticker.scheduleWithFixedDelay(this::status, 0, terminal.isInteractive() ? 200 : 1_000,
+                    TimeUnit.MILLISECONDS);
+            try {
+                return measure(started).checks();
+            } catch (RuntimeException | IOException e) {
+                throw new IllegalStateException(e + started.problems(), e);
+            }
+        } finally {
+            ticker.shutdownNow();
+            ticker.awaitTermination(10, TimeUnit.SECONDS);
+            terminal.endStatus();
+            app = null;
+            try (var files = Files.list(logs)) {
+                for (Path f : files.toList()) {
+                    Files.deleteIfExists(f);
+                }
+            }
+            Files.deleteIfExists(logs);
+        }
+    }
+
+    /** Warms up, runs the two phases around the POST, and reads what the application says at the end. */
+    Measured measure(App app) throws IOException, InterruptedException {
+        Map<String, State> initial = semaphores(app);
+        long oldLimit = initial.get("reports").permits();
+        terminal.println(format("  inbound  (sema.web, /api/**): limit %d, adaptive (gradient); beyond it 503 at once",
+                initial.get("inbound").permits()));
+        terminal.println(format("  reports  (@WithPermits on ReportService.render): limit %d; 503 after 100 ms"
+                + " without a permit", oldLimit));
+        terminal.println(format("  each phase: %,d requests, half to %s{symbol}, half to %s{id}, over %d ms, each"
+                + " from its own virtual thread", settings.requests(), QUOTES, REPORTS, settings.ramp().toMillis()));
+
+        warmUp(app);
+        app.delete("/actuator/inflight");
+        Prometheus before = app.scrape();
+
+        List<Phase> phases = new ArrayList<>();
+        phases.add(phase(app, 1, oldLimit));
+
+        HttpResponse<String> post = app.post("/actuator/semaphores/reports",
+                format("{\"permits\": %d}", settings.raisedLimit()));
+        long postPermits = post.statusCode() == 200 ? Json.number(Json.object(Json.parse(post.body())), "permits") : -1;
+        event(format("POST /actuator/semaphores/reports {\"permits\": %d} -> %d %s", settings.raisedLimit(),
+                post.statusCode(), post.body()));
+
+        app.delete("/actuator/inflight");
+        phases.add(phase(app, 2, settings.raisedLimit()));
+
+        Map<String, State> endpoint = awaitAllBack(app);
+        Prometheus after = app.scrape();
+        Map<String, Scraped> scraped = new LinkedHashMap<>();
+        scraped.put("inbound", scraped(before, after, "inbound", "unavailable"));
+        scraped.put("reports", scraped(before, after, "reports", "timeout"));
+        Map<String, State> gauges = new LinkedHashMap<>();
+        for (String name : List.of("inbound", "reports")) {
+            gauges.put(name, new State((long) after.value("sema_permits_limit", "name", name),
+                    (long) after.value("sema_permits_available", "name", name),
+                    (long) after.value("sema_queue_waiters", "name", name),
+                    (long) after.value("sema_permits_used", "name", name)));
+        }
+        String health = health(app);
+        summary(phases, oldLimit);
+        return new Measured(phases, oldLimit, settings.raisedLimit(), post.statusCode(), postPermits, scraped,
+                endpoint, gauges, health);
+    }
+
+    private void warmUp(App app) throws InterruptedException {
+        event(format("warm-up: %d requests to each endpoint, not counted", settings.warmUp()));
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < settings.warmUp(); i++) {
+                int id = i;
+                threads.submit(() -> {
+                    app.send(QUOTES + "W" + id % 10);
+                    app.send(REPORTS + "w" + id);
+                    return null;
+                });
+                if (i % 8 == 7) {
+                    Thread.sleep(5); // a gentle warm-up: the adaptive limit should not learn from it
+                }
+            }
+        }
+    }
+
+    private Phase phase(App app, int number, long reportsLimit) throws IOException, InterruptedException {
+        event(format("phase %d: %,d requests; limit of reports %d", number, settings.requests(), reportsLimit));
+        Load l = new Load(number, settings.requests());
+        load = l;
+        l.run(app, settings.ramp());
+        load = null;
+        Map<String, Object> inFlight = Json.object(Json.parse(app.get("/actuator/inflight").body()));
+        long inboundLimit = semaphores(app).get("inbound").permits();
+        Phase phase = new Phase(reportsLimit, l.quotes.answers(), l.reports.answers(), inFlight(inFlight, "quotes"),
+                inFlight(inFlight, "reports"), inboundLimit, l.outstandingPeak.get());
+        event(format("phase %d done in %.1f s: /api/quotes %,d ok, %,d refused, at most %d at once (inbound's"
+                + " limit now %d); /reports %,d ok, %,d refused, at most %d at once", number, l.seconds(),
+                phase.quotes().ok(), phase.quotes().refused(), phase.quotesInFlight().peak(), inboundLimit,
+                phase.reports().ok(), phase.reports().refused(), phase.reportsInFlight().peak()));
+        return phase;
+    }
+
+    private static InFlight inFlight(Map<String, Object> all, String endpoint) {
+        Map<String, Object> o = Json.object(all, endpoint);
+        return new InFlight(Json.number(o, "peak"), Json.number(o, "highestLimit"), Json.number(o, "requests"));
+    }
+
+    private static Scraped scraped(Prometheus before, Prometheus after, String name, String refusal) {
+        long granted = delta(before, after, name, "granted");
+        long refused = delta(before, after, name, refusal);
+        long otherwise = 0;
+        for (String outcome : List.of("unavailable", "timeout", "cancelled", "interrupted", "closed")) {
+            if (!outcome.equals(refusal)) {
+                otherwise += delta(before, after, name, outcome);
+            }
+        }
+        return new Scraped(granted, refused, otherwise);
+    }
+
+    private static long delta(Prometheus before, Prometheus after, String name, String outcome) {
+        double b = before.value("sema_acquire_seconds_count", "name", name, "outcome", outcome);
+        double a = after.value("sema_acquire_seconds_count", "name", name, "outcome", outcome);
+        if (Double.isNaN(a) || Double.isNaN(b)) {
+            throw new IllegalStateException("no sema_acquire_seconds_count{name=\"" + name + "\",outcome=\"" + outcome
+                    + "\"} in the scrape");
+        }
+        return (long) (a - b);
+    }
+
+    /**
+     * The semaphores' state once every permit is back: the last response of a request can reach the client a
+     * moment before the filter that answered it releases its permit, so this waits (at most 10 s) for that.
+     */
+    private static Map<String, State> awaitAllBack(App app) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (;;) {
+            Map<String, State> states = semaphores(app);
+            boolean back = states.values().stream().allMatch(s -> s.available() == s.permits() && s.queued() == 0);
+            if (back || System.nanoTime() - deadline >= 0) {
+                return states;
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static Map<String, State> semaphores(App app) {
+        Map<String, Object> all = Json.object(Json.parse(app.get("/actuator/semaphores").body()), "semaphores");
+        Map<String, State> states = new LinkedHashMap<>();
+        for (String name : all.keySet()) {
+            Map<String, Object> s = Json.object(all, name);
+            states.put(name, new State(Json.number(s, "permits"), Json.number(s, "available"),
+                    Json.number(s, "queued"), -1));
+        }
+        return states;
+    }
+
+    private static String health(App app) {
+        HttpResponse<String> r = app.get("/actuator/health");
+        Map<String, Object> health = Json.object(Json.parse(r.body()));
+        Object components = health.get("components");
+        String semaphores = components instanceof Map<?, ?> c && c.get("semaphores") instanceof Map<?, ?> s
+                ? String.valueOf(s.get("status")) : "missing";
+        return health.get("status") + ", semaphores " + semaphores;
+    }
+
+    private void summary(List<Phase> phases, long oldLimit) {
+        terminal.println("");
+        terminal.println("                          sent      200      503   most at once   limit in force");
+        for (int i = 0; i < phases.size(); i++) {
+            Phase p = phases.get(i);
+            terminal.println(format("  phase %d  /api/quotes  %,6d   %,6d   %,6d   %12d   %s", i + 1, p.quotes().sent(),
+                    p.quotes().ok(), p.quotes().refused(), p.quotesInFlight().peak(),
+                    format("at most %d (inbound, adaptive; %d at the end)", p.quotesInFlight().highestLimit(),
+                            p.inboundLimit())));
+            terminal.println(format("           /reports     %,6d   %,6d   %,6d   %12d   %s", p.reports().sent(),
+                    p.reports().ok(), p.reports().refused(), p.reportsInFlight().peak(),
+                    format("%d (reports%s)", p.reportsLimit(), i == 0 ? "" : ", raised from " + oldLimit)));
+        }
+    }
+
+    private void status() {
+        try {
+            Load l = load;
+            App a = app;
+            if (l == null || a == null) {
+                return;
+            }
+            long inbound = semaphores(a).get("inbound").permits();
+            terminal.status(format("%6.1fs  phase %d  sent %,5d of %,d, %,4d awaiting answers | /api/quotes %,5d ok"
+                    + " %,5d refused | /reports %,5d ok %,5d refused | inbound limit %d",
+                    (System.nanoTime() - start) / 1e9, l.number, l.sent.get(), l.requests, l.outstanding.get(),
+                    l.quotes.ok.sum(), l.quotes.refused.sum(), l.reports.ok.sum(), l.reports.refused.sum(), inbound));
+        } catch (RuntimeException e) {
+            // a status line missed is no failure; the checks read the same numbers at the end
+        }
+    }
+
+    private void event(String what) {
+        String stamp = format("%6.1fs  ", (System.nanoTime() - start) / 1e9);
+        for (String line : Text.wrap(what, 96)) {
+            terminal.println(stamp + line);
+            stamp = " ".repeat(stamp.length());
+        }
+    }
+
+    /** One phase's requests: half to each endpoint, each from its own virtual thread, spread over the ramp. */
+    private static final class Load {
+        final int number;
+        final int requests;
+        final Tally quotes = new Tally();
+        final Tally reports = new Tally();
+        final AtomicInteger sent = new AtomicInteger();
+        final AtomicInteger outstanding = new AtomicInteger();
+        final AtomicInteger outstandingPeak = new AtomicInteger();
+        private long startNanos;
+        private long endNanos;
+
+        Load(int number, int requests) {
+            this.number = number;
+            this.requests = requests;
+        }
+
+        void run(App app, Duration ramp) throws InterruptedException {
+            startNanos = System.nanoTime();
+            try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < requests; i++) {
+                    long due = startNanos + ramp.toNanos() * i / requests;
+                    long early = due - System.nanoTime();
+                    if (early > 1_000_000) {
+                        Thread.sleep(Duration.ofNanos(early));
+                    }
+                    boolean quote = i % 2 == 0;
+                    String path = quote ? QUOTES + "SYM" + (i / 2) % 50 : REPORTS + i / 2;
+                    Tally tally = quote ? quotes : reports;
+                    outstandingPeak.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
+                    sent.incrementAndGet();
+                    threads.submit(() -> {
+                        try {
+                            tally.count(app.send(path));
+                        } catch (IOException | RuntimeException e) {
+                            tally.failed(e);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            tally.failed(e);
+                        } finally {
+                            outstanding.decrementAndGet();
+                        }
+                    });
+                }
+            }
+            endNanos = System.nanoTime();
+        }
+
+        double seconds() {
+            return (endNanos - startNanos) / 1e9;
+        }
+    }
+
+    /** One endpoint's answers, counted as they come. */
+    private static final class Tally {
+        final LongAdder sent = new LongAdder();
+        final LongAdder ok = new LongAdder();
+        final LongAdder refused = new LongAdder();
+        final LongAdder withRetryAfter = new LongAdder();
+        final Map<String, LongAdder> other = new ConcurrentHashMap<>();
+
+        void count(HttpResponse<String> response) {
+            sent.increment();
+            switch (response.statusCode()) {
+                case 200 -> ok.increment();
+                case 503 -> {
+                    refused.increment();
+                    if (response.headers().firstValue("Retry-After").filter(v -> v.matches("\\d+")).isPresent()) {
+                        withRetryAfter.increment();
+                    }
+                }
+                default -> other.computeIfAbsent("HTTP " + response.statusCode(), k -> new LongAdder()).increment();
+            }
+        }
+
+        void failed(Exception e) {
+            sent.increment();
+            other.computeIfAbsent(e.getClass().getSimpleName(), k -> new LongAdder()).increment();
+        }
+
+        Answers answers() {
+            Map<String, Long> others = new TreeMap<>();
+            other.forEach((k, v) -> others.put(k, v.sum()));
+            return new Answers(sent.sum(), ok.sum(), refused.sum(), withRetryAfter.sum(), others);
+        }
+    }
+
+    /**
+     * The directory of the example module, found from the working directory up ({@code bin/demo} runs in the
+     * project's root, the tests in sema-examples).
+     *
+     * @throws IllegalStateException if it is not there, or not built
+     */
+    static Path exampleModule() {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            Path module = dir.resolve("sema-spring-example");
+            if (Files.isRegularFile(module.resolve("pom.xml"))) {
+                if (!Files.isRegularFile(module.resolve("target/classpath.txt"))) {
+                    throw new IllegalStateException(module + " is not built (no target/classpath.txt): bin/demo"
+                            + " builds it, as does mvn package -pl sema-examples -am");
+                }
+                return module;
+            }
+        }
+        throw new IllegalStateException("no sema-spring-example above " + Path.of("").toAbsolutePath());
+    }
+
+    /**
+     * The example application in a JVM of its own, on a random loopback port ({@code server.port=0}; Spring Boot's
+     * {@code WebServerPortFileWriter} writes the port to the file {@code PORTFILE} names). Closing it stops it with
+     * SIGTERM (Spring Boot's graceful shutdown), then SIGKILL if it has not exited within 20 s; a shutdown hook
+     * does the same if the demo is stopped first.
+     */
+    static final class App implements AutoCloseable {
+        private final Process process;
+        private final Path log;
+        private final int port;
+        private final Thread hook;
+        private double startSeconds;
+        private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(10)).build();
+
+        private App(Process process, Path log, int port, Thread hook) {
+            this.process = process;
+            this.log = log;
+            this.port = port;
+            this.hook = hook;
+        }
+
+        /** Starts the application and waits until its health is UP. */
+        static App start(Path module, Path logs, Duration timeout) throws IOException, InterruptedException {
+            long begin = System.nanoTime();
+            String classPath = module.resolve("target/classes") + java.io.File.pathSeparator
+                    + Files.readString(module.resolve("target/classpath.txt")).strip();
+            Path portFile = logs.resolve("app.port");
+            Path log = logs.resolve("app.log");
+            List<String> command = List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp", classPath, "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                    "-DPORTFILE=" + portFile, MAIN_CLASS,
+                    "--server.port=0", "--server.address=127.0.0.1", "--spring.output.ansi.enabled=never");
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile())
+                    .start();
+            Thread hook = new Thread(process::destroyForcibly, "demo-spring-app-stop");
+            Runtime.getRuntime().addShutdownHook(hook);
+            long deadline = begin + timeout.toNanos();
+            App app = null;
+            try {
+                while (!Files.isRegularFile(portFile) || Files.size(portFile) == 0) {
+                    if (!process.isAlive()) {
+                        throw new IllegalStateException("the example application exited with status "
+                                + process.exitValue() + problems(log));
+                    }
+                    if (System.nanoTime() - deadline >= 0) {
+                        throw new IllegalStateException("the example application did not start within " + timeout
+                                + problems(log));
+                    }
+                    Thread.sleep(50);
+                }
+                int port = Integer.parseInt(Files.readString(portFile).strip());
+                app = new App(process, log, port, hook);
+                while (!app.healthy()) {
+                    if (System.nanoTime() - deadline >= 0) {
+                        throw new IllegalStateException("the example application's health was not UP within " + timeout
+                                + problems(log));
+                    }
+                    Thread.sleep(50);
+                }
+                app.startSeconds = (System.nanoTime() - begin) / 1e9;
+                return app;
+            } catch (IOException | RuntimeException | InterruptedException | Error e) {
+                if (app != null) {
+                    app.client.close();
+                }
+                process.destroyForcibly();
+                Runtime.getRuntime().removeShutdownHook(hook);
+                throw e;
+            }
+        }
+
+        private boolean healthy() {
+            try {
+                HttpResponse<String> r = get("/actuator/health");
+                return r.statusCode() == 200 && r.body().startsWith("{") && r.body().contains("\"status\":\"UP\"");
+            } catch (RuntimeException e) {
+                return false;
+            }
+        }
+
+        long pid() {
+            return process.pid();
+        }
+
+        int port() {
+            return port;
+        }
+
+        double startSeconds() {
+            return startSeconds;
+        }
+
+        HttpResponse<String> send(String path) throws IOException, InterruptedException {
+            return client.send(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
+        }
+
+        HttpResponse<String> get(String path) {
+            return call(request(path).GET().build());
+        }
+
+        HttpResponse<String> post(String path, String json) {
+            return call(request(path).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+        }
+
+        HttpResponse<String> delete(String path) {
+            return call(request(path).DELETE().build());
+        }
+
+        Prometheus scrape() {
+            HttpResponse<String> r = get("/actuator/prometheus");
+            if (r.statusCode() != 200) {
+                throw new IllegalStateException("/actuator/prometheus answered " + r.statusCode());
+            }
+            return Prometheus.parse(r.body());
+        }
+
+        private HttpRequest.Builder request(String path) {
+            return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(REQUEST_TIMEOUT);
+        }
+
+        private HttpResponse<String> call(HttpRequest request) {
+            try {
+                return client.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new UncheckedIOException(request.method() + " " + request.uri() + " failed", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
+
+        /** The application's log, for a failure's message. */
+        String problems() {
+            return problems(log);
+        }
+
+        private static String problems(Path log) {
+            try {
+                List<String> lines = Files.readAllLines(log);
+                return lines.isEmpty() ? "" : "; the end of its log:\n"
+                        + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+            } catch (IOException e) {
+                return "";
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            client.close();
+            process.destroy();
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway, and finds the process gone
+            }
+        }
+    }
+}

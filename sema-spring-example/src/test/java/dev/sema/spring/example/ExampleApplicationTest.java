@@ -1,0 +1,133 @@
+package dev.sema.spring.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sema.Permit;
+import dev.sema.Semaphore;
+import dev.sema.spring.SemaphoreRegistry;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The example application as configured in its application.yml, over real HTTP. */
+@SpringBootTest(classes = ExampleApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@Timeout(60)
+class ExampleApplicationTest {
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @LocalServerPort
+    int port;
+    @Autowired
+    SemaphoreRegistry registry;
+    Http http;
+
+    @BeforeEach
+    void client() {
+        http = new Http(port);
+        http.delete("/actuator/inflight");
+    }
+
+    @AfterEach
+    void closeClient() {
+        http.close();
+    }
+
+    @Test
+    void applicationYmlConfiguresTheRegistryTheFilterAndTheAdaptiveLimit() {
+        assertThat(registry.all().keySet()).containsExactly("inbound", "reports");
+        assertThat(registry.get("inbound").maxPermits()).isEqualTo(200);
+        assertThat(registry.adaptive("inbound")).isPresent();
+        assertThat(registry.get("reports").permits()).isEqualTo(8);
+        assertThat(registry.adaptive("reports")).isEmpty();
+    }
+
+    @Test
+    void quotesAndReportsAnswer() throws Exception {
+        HttpResponse<String> quote = http.get("/api/quotes/ACME");
+        assertThat(quote.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(quote.body()).get("symbol").asString()).isEqualTo("ACME");
+        HttpResponse<String> report = http.get("/reports/42");
+        assertThat(report.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(report.body()).get("id").asString()).isEqualTo("42");
+
+        JsonNode inFlight = JSON.readTree(http.get("/actuator/inflight").body());
+        assertThat(inFlight.get("quotes").get("semaphore").asString()).isEqualTo("inbound");
+        assertThat(inFlight.get("quotes").get("requests").asLong()).isEqualTo(1);
+        assertThat(inFlight.get("reports").get("peak").asLong()).isEqualTo(1);
+        assertThat(inFlight.get("reports").get("highestLimit").asLong()).isEqualTo(8);
+        assertThat(inFlight.get("reports").get("now").asLong()).isZero();
+    }
+
+    @Test
+    void theFilterRefusesApiRequestsBeyondTheLimitAtOnceWith503AndRetryAfter() {
+        Semaphore inbound = registry.get("inbound");
+        try (Permit all = inbound.tryAcquire(inbound.permits()).orElseThrow()) {
+            HttpResponse<String> refused = http.get("/api/quotes/ACME");
+            assertThat(refused.statusCode()).isEqualTo(503);
+            assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+            assertThat(http.get("/actuator/health").statusCode()).isEqualTo(200); // outside /api/**: never refused
+            assertThat(http.get("/reports/1").statusCode()).isEqualTo(200);
+        }
+        assertThat(http.get("/api/quotes/ACME").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aReportWithoutAPermitWithin100MillisIs503WithRetryAfter() {
+        Semaphore reports = registry.get("reports");
+        try (Permit all = reports.tryAcquire(reports.permits()).orElseThrow()) {
+            HttpResponse<String> refused = http.get("/reports/1");
+            assertThat(refused.statusCode()).isEqualTo(503);
+            assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+            assertThat(reports.queueLength()).isZero();
+        }
+        assertThat(http.get("/reports/1").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void inFlightNeverExceedsTheLimitsUnderConcurrentRequests() {
+        List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            answers.add(http.getAsync("/api/quotes/S" + i));
+            answers.add(http.getAsync("/reports/" + i));
+        }
+        long refused = answers.stream().map(CompletableFuture::join).filter(r -> r.statusCode() == 503).count();
+        assertThat(answers).allSatisfy(a -> assertThat(a.join().statusCode()).isIn(200, 503));
+
+        JsonNode inFlight = JSON.readTree(http.get("/actuator/inflight").body());
+        for (String endpoint : List.of("quotes", "reports")) {
+            JsonNode counts = inFlight.get(endpoint);
+            assertThat(counts.get("peak").asLong()).as(endpoint + " " + counts)
+                    .isPositive().isLessThanOrEqualTo(counts.get("highestLimit").asLong());
+        }
+        assertThat(inFlight.get("quotes").get("requests").asLong() + inFlight.get("reports").get("requests").asLong()
+                + refused).isEqualTo(120);
+    }
+
+    @Test
+    void actuatorServesSemaphoresHealthAndHistograms() {
+        HttpResponse<String> semaphores = http.get("/actuator/semaphores");
+        assertThat(semaphores.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(semaphores.body()).get("semaphores").propertyNames())
+                .containsExactly("inbound", "reports");
+
+        JsonNode health = JSON.readTree(http.get("/actuator/health").body());
+        assertThat(health.get("status").asString()).isEqualTo("UP");
+        assertThat(health.get("components").get("semaphores").get("status").asString()).isEqualTo("UP");
+
+        http.get("/reports/1");
+        String scrape = http.get("/actuator/prometheus").body();
+        assertThat(scrape).contains("sema_permits_limit{name=\"reports\"} 8.0",
+                "sema_acquire_seconds_bucket{name=\"reports\",outcome=\"granted\",le=\"0.001\"}",
+                "sema_permit_hold_seconds_bucket{name=\"reports\",le=\"+Inf\"}");
+    }
+}

@@ -118,6 +118,24 @@ class OptionalPartsTest {
         });
     }
 
+    @Test
+    void theApplicationsOwnSemaphoreFilterTakesThePlaceOfTheStarters() {
+        web.withUserConfiguration(OwnFilter.class).withPropertyValues("sema.web.semaphore=db").run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(FilterRegistrationBean.class);
+            FilterRegistrationBean<?> filter = context.getBean("semaphoreFilter", FilterRegistrationBean.class);
+            assertThat(filter.getFilter()).isNotInstanceOf(SemaphoreFilter.class);
+            assertThat(context).hasSingleBean(PermitUnavailableExceptionResolver.class); // the 503 mapping stays
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnFilter {
+        @Bean
+        FilterRegistrationBean<jakarta.servlet.Filter> semaphoreFilter() {
+            return new FilterRegistrationBean<>((request, response, chain) -> chain.doFilter(request, response));
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class OwnRegistry {
         @Bean

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -86,6 +87,26 @@ class WithPermitsWebTest {
         pending.complete("late");
         assertThat(result.get(5, TimeUnit.SECONDS)).isEqualTo("late");
         assertThat(asyncDb.availablePermits()).isEqualTo(4);
+    }
+
+    @Test
+    void aMethodDeclaredToReturnCompletionStageHoldsItsPermitUntilTheStageCompletes() throws Exception {
+        Semaphore asyncDb = registry.get("async-db");
+        CompletableFuture<String> pending = work.newPending();
+        CompletionStage<String> result = work.awaitPendingStage();
+        assertThat(asyncDb.availablePermits()).isEqualTo(3);
+        pending.complete("late");
+        assertThat(result.toCompletableFuture().get(5, TimeUnit.SECONDS)).isEqualTo("late");
+        assertThat(asyncDb.availablePermits()).isEqualTo(4);
+
+        Semaphore single = registry.get("single");
+        try (Permit held = single.tryAcquire().orElseThrow()) {
+            CompletionStage<String> refused = work.singleStage(); // does not throw
+            assertThatThrownBy(() -> refused.toCompletableFuture().get(5, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class).cause().isInstanceOf(PermitUnavailableException.class);
+        }
+        assertThat(work.singleStage().toCompletableFuture().get(5, TimeUnit.SECONDS)).isEqualTo("single");
+        assertThat(single.availablePermits()).isEqualTo(1);
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.sema.spring.app;
 
 import dev.sema.spring.WithPermits;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.stereotype.Service;
@@ -56,6 +57,17 @@ public class WorkService {
     @WithPermits("async-db")
     public CompletableFuture<String> awaitPending() {
         return pending;
+    }
+
+    /** Declared to return the interface, not CompletableFuture: the stage it returns is not a CompletableFuture. */
+    @WithPermits("async-db")
+    public CompletionStage<String> awaitPendingStage() {
+        return pending.minimalCompletionStage();
+    }
+
+    @WithPermits(value = "single", timeout = "100ms")
+    public CompletionStage<String> singleStage() {
+        return CompletableFuture.completedFuture("single").minimalCompletionStage();
     }
 
     @WithPermits(value = "single", timeout = "0")

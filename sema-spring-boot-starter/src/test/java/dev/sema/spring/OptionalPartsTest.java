@@ -2,11 +2,8 @@ package dev.sema.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sema.AdaptiveLimit;
 import dev.sema.Semaphore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -96,14 +93,14 @@ class OptionalPartsTest {
 
     @Test
     void everyPartUsesTheApplicationsOwnRegistry() {
-        web.withUserConfiguration(OwnRegistry.class).withPropertyValues("sema.web.semaphore=own")
+        web.withUserConfiguration(OwnRegistryConfiguration.class).withPropertyValues("sema.web.semaphore=own")
                 .run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(SemaphoreRegistry.class);
                     assertThat(context.getBean(SemaphoresEndpoint.class).semaphores().semaphores())
                             .containsOnlyKeys("own");
                     SimpleMeterRegistry meters = new SimpleMeterRegistry();
                     context.getBean(SemaphoreRegistryMetrics.class).bindTo(meters);
-                    assertThat(meters.get("sema.permits.limit").tag("name", "own").gauge().value()).isEqualTo(5.0);
+                    assertThat(meters.get("sema.permits.limit").tag("name", "own").gauge().value()).isEqualTo(OwnRegistryConfiguration.PERMITS);
                     FilterRegistrationBean<?> filter = context.getBean("semaphoreFilter", FilterRegistrationBean.class);
                     assertThat(filter.getFilter().toString()).contains("own");
                 });
@@ -133,35 +130,6 @@ class OptionalPartsTest {
         @Bean
         FilterRegistrationBean<jakarta.servlet.Filter> semaphoreFilter() {
             return new FilterRegistrationBean<>((request, response, chain) -> chain.doFilter(request, response));
-        }
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    static class OwnRegistry {
-        @Bean
-        SemaphoreRegistry ownRegistry() {
-            Semaphore own = Semaphore.builder().name("own").permits(5).build();
-            return new SemaphoreRegistry() {
-                @Override
-                public Semaphore get(String name) {
-                    return find(name).orElseThrow();
-                }
-
-                @Override
-                public Optional<Semaphore> find(String name) {
-                    return "own".equals(name) ? Optional.of(own) : Optional.empty();
-                }
-
-                @Override
-                public Map<String, Semaphore> all() {
-                    return Map.of("own", own);
-                }
-
-                @Override
-                public Optional<AdaptiveLimit> adaptive(String name) {
-                    return Optional.empty();
-                }
-            };
         }
     }
 

@@ -8,15 +8,12 @@ import dev.sema.Fairness;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
 import java.time.Duration;
-import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /** sema.semaphores.* into the SemaphoreRegistry: order, kinds, every option; and backing off for the application's own registry. */
 @Timeout(30)
@@ -141,41 +138,12 @@ class SemaphoreRegistryTest {
 
     @Test
     void backsOffForTheApplicationsOwnRegistry() {
-        runner.withUserConfiguration(OwnRegistry.class).withPropertyValues("sema.semaphores.db.permits=10")
+        runner.withUserConfiguration(OwnRegistryConfiguration.class).withPropertyValues("sema.semaphores.db.permits=10")
                 .run(context -> {
                     assertThat(context).hasSingleBean(SemaphoreRegistry.class);
                     SemaphoreRegistry registry = context.getBean(SemaphoreRegistry.class);
                     assertThat(registry.all()).containsOnlyKeys("own");
                     assertThat(registry).isSameAs(context.getBean("ownRegistry"));
                 });
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    static class OwnRegistry {
-        @Bean
-        SemaphoreRegistry ownRegistry() {
-            Semaphore own = Semaphore.builder().name("own").permits(2).build();
-            return new SemaphoreRegistry() {
-                @Override
-                public Semaphore get(String name) {
-                    return find(name).orElseThrow();
-                }
-
-                @Override
-                public Optional<Semaphore> find(String name) {
-                    return "own".equals(name) ? Optional.of(own) : Optional.empty();
-                }
-
-                @Override
-                public Map<String, Semaphore> all() {
-                    return Map.of("own", own);
-                }
-
-                @Override
-                public Optional<AdaptiveLimit> adaptive(String name) {
-                    return Optional.empty();
-                }
-            };
-        }
     }
 }

@@ -22,10 +22,12 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 
 /**
- * Benchmark 8, what observing a semaphore costs: the same operations with no listener, with a listener
- * that counts in {@link LongAdder}s (about the work a metrics binding does per event, without a registry), and
- * with {@code SemaphoreMetrics} bound to a {@code SimpleMeterRegistry}. Read each time against {@code NONE}
- * in the same run.
+ * Benchmark 9, what observing a semaphore costs: the same operations with no listener, with a listener that
+ * does nothing (the engine's own price of being observed: the clock reads for the wait and hold times, and the
+ * calls), with a listener that counts in {@link LongAdder}s (about the work a metrics binding does per event,
+ * without a registry), with {@code SemaphoreMetrics} bound to a {@code SimpleMeterRegistry}, and bound to one
+ * that keeps percentile histograms (as a Prometheus scrape with wait and hold percentiles needs). Read each time
+ * against {@code NONE} in the same run; {@link ObservingPartsBenchmark} prices the parts alone.
  *
  * <ul>
  * <li>{@code uncontended}: acquire 1 permit and release it, the permit kept in try-with-resources (one
@@ -43,7 +45,7 @@ import org.openjdk.jmh.annotations.Threads;
 public class ListenerCostBenchmark {
 
     /** How the semaphore is observed. */
-    @Param({"NONE", "COUNTING", "METRICS"})
+    @Param({"NONE", "EMPTY", "COUNTING", "METRICS", "HISTOGRAMS"})
     public Observer observer;
 
     private Semaphore semaphore;
@@ -107,6 +109,16 @@ public class ListenerCostBenchmark {
                 };
             }
         },
+        /** A listener that does nothing: what the engine itself pays while anybody listens. */
+        EMPTY {
+            @Override
+            AutoCloseable observe(Semaphore s) {
+                SemaphoreListener l = new SemaphoreListener() {
+                };
+                s.addListener(l);
+                return () -> s.removeListener(l);
+            }
+        },
         /** A listener that adds to counters: the events' own cost plus a minimal amount of work. */
         COUNTING {
             @Override
@@ -122,6 +134,15 @@ public class ListenerCostBenchmark {
             AutoCloseable observe(Semaphore s) {
                 SemaphoreMetrics metrics = new SemaphoreMetrics(s);
                 metrics.bindTo(new SimpleMeterRegistry());
+                return metrics;
+            }
+        },
+        /** {@code SemaphoreMetrics} bound to a registry that keeps percentile histograms of every timer. */
+        HISTOGRAMS {
+            @Override
+            AutoCloseable observe(Semaphore s) {
+                SemaphoreMetrics metrics = new SemaphoreMetrics(s);
+                metrics.bindTo(ObservingPartsBenchmark.histogramRegistry());
                 return metrics;
             }
         };

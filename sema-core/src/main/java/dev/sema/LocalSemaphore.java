@@ -103,8 +103,8 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      * wake                under lock    under lock
      * Waiter.woken        volatile      volatile, under lock
      * testHook            plain         plain, by a test only (see Test hooks above)
-     * closeCause          volatile      volatile, under lock, once, before the CAS that sets CLOSED: whoever
-     *                                   sees CLOSED sees the cause of the close that set it
+     * closeCause          volatile      volatile, in AbstractSemaphore (A2): under lock, once, before the CAS
+     *                                   that sets CLOSED: whoever sees CLOSED sees the cause of that close
      */
 
     static final int SHIFT = 4;
@@ -146,7 +146,6 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     private volatile long state;
     /** The cause close(cause) gave, or null; written once, under the lock, before the CAS that sets CLOSED. */
-    private volatile Throwable closeCause;
     private volatile long limit;
     private volatile int queued;
     private Waiter head;
@@ -251,10 +250,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     @Override
     public Permit acquire(long permits) throws InterruptedException {
         checkRequest(permits);
-        if (Thread.interrupted()) {
-            ended(Outcome.INTERRUPTED, permits);
-            throw Failures.interruptedBefore(name, "acquire(" + permits + ")");
-        }
+        acquireNotInterrupted(permits);
         // One allocation site for the Permit, after both paths meet: the JIT can then remove it when it
         // does not escape, even once the slow path runs (a Permit made on each path would merge and escape).
         boolean recorded = false;
@@ -272,10 +268,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     public Permit acquire(long permits, Duration timeout) throws InterruptedException, TimeoutException {
         checkRequest(permits);
         Objects.requireNonNull(timeout, "timeout");
-        if (Thread.interrupted()) {
-            ended(Outcome.INTERRUPTED, permits);
-            throw Failures.interruptedBefore(name, "acquire(" + permits + ", " + timeout + ")");
-        }
+        acquireNotInterrupted(permits, timeout);
         boolean recorded = false;
         if (!tryFast(permits)) {
             long nanos = Timeouts.toNanos(timeout);
@@ -578,11 +571,6 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         } finally {
             unlockServing();
         }
-    }
-
-    /** The failure of a request the closed semaphore refuses, with the cause it was closed with, if any. */
-    private SemaphoreClosedException closedFailure(String what) {
-        return Failures.closed(name, what, closeCause);
     }
 
     /** A blocked waiter failed by close(); only acquires are failed, never awaitIdle. */
@@ -1077,16 +1065,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     // ---------------------------------------------------------------- close
 
     @Override
-    public void close() {
-        close0(null);
-    }
-
-    @Override
-    public void close(Throwable cause) {
-        close0(Objects.requireNonNull(cause, "cause"));
-    }
-
-    private void close0(Throwable cause) {
+    protected void closeWith(Throwable cause) {
         boolean first = false;
         lock.lock();
         try {
@@ -1095,7 +1074,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 if ((s & CLOSED) != 0) {
                     break; // closed before: its cause (or none) stays
                 }
-                closeCause = cause; // before the CAS that closes: whoever sees CLOSED sees it
+                keepCloseCause(cause); // before the CAS that closes: whoever sees CLOSED sees it (A2)
                 if (casState(s, s | CLOSED)) {
                     first = true;
                     break;

@@ -215,7 +215,7 @@ final class Heartbeat {
                 continue;
             }
             if (r.closed() && !p.idle) {
-                semaphore.fail(p, semaphore.closedException(p.what()));
+                semaphore.fail(p, semaphore.closedFailure(p.what()));
             } else {
                 semaphore.sendAcquire(p, true); // reaped or lost with the data: queue again (at the back), same id
             }

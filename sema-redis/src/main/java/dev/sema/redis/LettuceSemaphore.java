@@ -3,7 +3,6 @@ package dev.sema.redis;
 import dev.sema.Fairness;
 import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
-import dev.sema.SemaphoreListener;
 import dev.sema.internal.AbstractSemaphore;
 import dev.sema.internal.Checks;
 import dev.sema.internal.Failures;
@@ -89,7 +88,8 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * waiting/held  any         ConcurrentHashMap
      * ceiling       volatile    volatile, from any reply that reports it (fixed once created)
      * knownClosed   volatile    volatile, set once: this handle closed it or saw it closed
-     * closeCause    volatile    volatile, set once, before knownClosed, by the close(cause) that closed it
+     * closeCause    volatile    volatile, in AbstractSemaphore (A2): set once, before knownClosed, by the close
+     *                           that closed it
      * left          volatile    volatile, set once by leave()
      */
 
@@ -127,7 +127,6 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private volatile boolean left;
     private volatile boolean knownClosed;
     /** The cause this handle closed the semaphore with, or null; written once, before knownClosed. */
-    private volatile Throwable closeCause;
     private volatile ScheduledFuture<?> ticker;
     /** For tests: stops sending renewals, as a process that hangs would (local deadlines still apply). */
     volatile boolean renewalsSuspended;
@@ -217,10 +216,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     @Override
     public RedisPermit acquire(long permits) throws InterruptedException {
         Checks.request(permits, ceiling, name);
-        if (Thread.interrupted()) {
-            ended(Outcome.INTERRUPTED, permits);
-            throw Failures.interruptedBefore(name, "acquire(" + permits + ")");
-        }
+        acquireNotInterrupted(permits);
         refuseIfKnownClosed("acquire(" + permits + ")", permits);
         Pending<Permit> p = start(permits, false, true);
         try {
@@ -234,10 +230,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     public RedisPermit acquire(long permits, Duration timeout) throws InterruptedException, TimeoutException {
         Checks.request(permits, ceiling, name);
         Objects.requireNonNull(timeout, "timeout");
-        if (Thread.interrupted()) {
-            ended(Outcome.INTERRUPTED, permits);
-            throw Failures.interruptedBefore(name, "acquire(" + permits + ", " + timeout + ")");
-        }
+        acquireNotInterrupted(permits, timeout);
         String what = "acquire(" + permits + ", " + timeout + ")";
         refuseIfKnownClosed(what, permits);
         long nanos = Timeouts.toNanos(timeout);
@@ -341,7 +334,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                 case CLOSED -> {
                     sawClosed();
                     ended(Outcome.CLOSED, permits);
-                    throw closedException(what);
+                    throw closedFailure(what);
                 }
                 case TOO_LARGE -> throw tooLarge(permits, a.value());
                 default -> throw new RedisSemaphoreException(describe() + ": " + what + ": unexpected reply " + a,
@@ -444,7 +437,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                 case CLOSED -> {
                     sawClosed();
                     ended(Outcome.CLOSED, permits);
-                    result.completeExceptionally(closedException(what));
+                    result.completeExceptionally(closedFailure(what));
                 }
                 case TOO_LARGE -> result.completeExceptionally(tooLarge(permits, a.value()));
                 default -> result.completeExceptionally(
@@ -549,7 +542,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             case IDLE -> idleReached(p);
             case CLOSED -> {
                 sawClosed();
-                fail(p, closedException(p.what()));
+                fail(p, closedFailure(p.what()));
             }
             case TOO_LARGE -> fail(p, tooLarge(p.permits, a.value()));
             default -> {
@@ -806,7 +799,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                 case CLOSED -> {
                     sawClosed();
                     if (p != null && !p.idle) {
-                        fail(p, closedException(p.what()));
+                        fail(p, closedFailure(p.what()));
                     }
                 }
                 case IDLE -> {
@@ -896,30 +889,21 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     // ---------------------------------------------------------------- close
 
-    @Override
-    public void close() {
-        close0(null);
-    }
-
-    @Override
-    public void close(Throwable cause) {
-        close0(Objects.requireNonNull(cause, "cause"));
-    }
-
     /** Closes it in Redis; the cause, when this call closed it, is this handle's alone (other processes see none). */
-    private void close0(Throwable cause) {
+    @Override
+    protected void closeWith(Throwable cause) {
         if (left) {
             return; // this process left: closed here already, and it no longer speaks for the fleet
         }
         boolean closedNow = sync(cause == null ? "close()" : "close(" + cause + ")", blocking.close(handleId));
         if (closedNow && cause != null) {
-            closeCause = cause; // before sawClosed(): whoever sees knownClosed sees it
+            keepCloseCause(cause); // before sawClosed(): whoever sees knownClosed sees it (A2)
         }
         sawClosed();
         // Redis removed every queued acquire of every process and told the others; ours are failed here.
         for (Pending<?> p : waiting.values()) {
             if (!p.idle) {
-                fail(p, closedException(p.what()));
+                fail(p, closedFailure(p.what()));
             }
         }
         if (closedNow) {
@@ -940,7 +924,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private void refuseIfKnownClosed(String what, long permits) {
         if (knownClosed || left) {
             ended(Outcome.CLOSED, permits);
-            throw left ? closedLocally(what) : closedException(what);
+            throw left ? closedLocally(what) : closedFailure(what);
         }
     }
 
@@ -949,7 +933,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             return null;
         }
         ended(Outcome.CLOSED, permits);
-        return CompletableFuture.failedFuture(left ? closedLocally(what) : closedException(what));
+        return CompletableFuture.failedFuture(left ? closedLocally(what) : closedFailure(what));
     }
 
     /** This process leaves: fail its waiters, release its grants (best effort), stop renewing. */
@@ -1056,10 +1040,6 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private IllegalArgumentException tooLarge(long permits, long max) {
         ceiling = max;
         return Checks.tooLarge(permits, max, name);
-    }
-
-    SemaphoreClosedException closedException(String what) {
-        return Failures.closed(name, what, closeCause);
     }
 
     private SemaphoreClosedException closedLocally(String what) {

@@ -6,6 +6,7 @@ import dev.sema.SemaphoreListener;
 import dev.sema.internal.StateSource;
 import dev.sema.internal.StateSource.State;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -49,9 +50,25 @@ import java.util.function.ToDoubleFunction;
  *     {@code interrupted} or {@code closed} (all six registered at once, so they show as 0)</td></tr>
  * <tr><td>{@code sema.permit.hold}</td><td>timer</td><td>time from grant to release, one sample per
  *     give-back</td></tr>
+ * <tr><td>{@code sema.acquire.percentile}, {@code sema.permit.hold.percentile}</td><td>gauge</td><td>the
+ *     median and 99th percentile of the last two minutes or so, tagged {@code phi} = {@code 0.5} or
+ *     {@code 0.99} (default mode only)</td></tr>
  * <tr><td>{@code sema.leaks}</td><td>counter</td><td>permits returned by leak detection</td></tr>
  * </tbody>
  * </table>
+ *
+ * <h2>Two ways to time</h2>
+ * By default the two timers are kept by Sema's own histograms (exact counts and totals; percentiles
+ * within about 6%, over a window of 80 to 120 seconds) and published as Micrometer {@code FunctionTimer}s
+ * with {@code .percentile} gauges, which is what Micrometer itself publishes for a timer's percentiles. A
+ * sample is one or two atomic increments, so binding costs little more than the clock reads that timing
+ * needs. In a Prometheus scrape: {@code sema_acquire_seconds_count}, {@code sema_acquire_seconds_sum},
+ * {@code sema_acquire_percentile_seconds{phi="0.99"}}, and the same for {@code sema_permit_hold}.
+ *
+ * <p>{@link Builder#perSampleTimers(boolean) perSampleTimers(true)} makes them Micrometer {@link Timer}s
+ * instead, fed one sample at a time: they follow the registry's distribution settings (percentile
+ * histograms with their {@code _bucket} series, which aggregate across instances; SLO boundaries) and keep
+ * a maximum, for about 100 ns more per acquire + release.
  *
  * <h2>Times that are not known</h2>
  * A request that queued before the binding (or permits granted before it) has no measured time (the
@@ -60,8 +77,8 @@ import java.util.function.ToDoubleFunction;
  *
  * <h2>Threading and cost</h2>
  * Thread-safe. The timers and the counter are updated by a {@link SemaphoreListener} on the thread where
- * each event happens: one timer or counter update per event, with no allocation of its own (the timer
- * for each outcome is looked up once, at binding). Binding makes the semaphore read {@code nanoTime()}
+ * each event happens: one update per event, with no allocation of its own (the meters of each outcome are
+ * looked up once, at binding). Binding makes the semaphore read {@code nanoTime()}
  * once per grant, per queued request and per give-back. The gauges are read on the scraping thread: for a
  * local semaphore each gauge reads one field; for a {@code RedisSemaphore} (whose counts
  * live in Redis) all five gauges share one reading of the counts, made with one round trip and reused
@@ -76,9 +93,14 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(SemaphoreMetrics.class.getName());
     private static final String[] OUTCOMES = outcomes();
+    private static final String ACQUIRE = "How long acquire requests waited, by outcome";
+    private static final String HOLD = "How long permits were held";
+    private static final double[] PERCENTILES = {0.5, 0.99};
+    private static final String[] PHI_TAGS = {"0.5", "0.99"};
 
     private final Semaphore semaphore;
     private final Tags tags;
+    private final boolean perSampleTimers;
     private final List<Binding> bindings = new CopyOnWriteArrayList<>();
     private final AtomicBoolean refreshing = new AtomicBoolean();
     private volatile Reading last;
@@ -99,8 +121,68 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
      * @param tags more tags for every meter
      */
     public SemaphoreMetrics(Semaphore semaphore, Iterable<Tag> tags) {
+        this(semaphore, tags, false);
+    }
+
+    private SemaphoreMetrics(Semaphore semaphore, Iterable<Tag> tags, boolean perSampleTimers) {
         this.semaphore = Objects.requireNonNull(semaphore, "semaphore");
         this.tags = Tags.of(Objects.requireNonNull(tags, "tags")).and("name", semaphore.name());
+        this.perSampleTimers = perSampleTimers;
+    }
+
+    /**
+     * A builder of the meters of {@code semaphore}: for per-sample Micrometer timers, or tags given one by one.
+     *
+     * @param semaphore the semaphore to observe
+     * @return a builder with no more tags, in the default mode
+     */
+    public static Builder builder(Semaphore semaphore) {
+        return new Builder(Objects.requireNonNull(semaphore, "semaphore"));
+    }
+
+    /** Builds a {@link SemaphoreMetrics}. Not thread-safe; each {@link #build()} makes a new one. */
+    public static final class Builder {
+        private final Semaphore semaphore;
+        private Tags tags = Tags.empty();
+        private boolean perSampleTimers;
+
+        private Builder(Semaphore semaphore) {
+            this.semaphore = semaphore;
+        }
+
+        /**
+         * Adds tags to every meter (besides {@code name}).
+         *
+         * @param tags more tags
+         * @return this builder
+         */
+        public Builder tags(Iterable<Tag> tags) {
+            this.tags = this.tags.and(Objects.requireNonNull(tags, "tags"));
+            return this;
+        }
+
+        /**
+         * Whether {@code sema.acquire} and {@code sema.permit.hold} are Micrometer {@link Timer}s fed one sample
+         * at a time (default false). They honour the registry's distribution settings (percentile histograms
+         * with their {@code _bucket} series, SLO boundaries, expiry) and keep a maximum, at about 100 ns more
+         * per acquire + release than the default mode (docs/BENCHMARKS.md, section 9b).
+         *
+         * @param perSampleTimers true for per-sample timers
+         * @return this builder
+         */
+        public Builder perSampleTimers(boolean perSampleTimers) {
+            this.perSampleTimers = perSampleTimers;
+            return this;
+        }
+
+        /**
+         * The meters, not bound yet.
+         *
+         * @return a new {@code SemaphoreMetrics}
+         */
+        public SemaphoreMetrics build() {
+            return new SemaphoreMetrics(semaphore, tags, perSampleTimers);
+        }
     }
 
     /**
@@ -125,19 +207,11 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
                 s -> s.available()));
         meters.add(gauge(registry, "sema.permits.used", "Permits held by open Permits", s -> s.used()));
         meters.add(gauge(registry, "sema.queue.waiters", "Requests queued now", s -> s.queued()));
-        Timer[] acquire = new Timer[OUTCOMES.length];
-        for (int i = 0; i < OUTCOMES.length; i++) {
-            acquire[i] = Timer.builder("sema.acquire").description("How long acquire requests waited, by outcome")
-                    .tags(tags).tag("outcome", OUTCOMES[i]).register(registry);
-            meters.add(acquire[i]);
-        }
-        Timer hold = Timer.builder("sema.permit.hold").description("How long permits were held")
-                .tags(tags).register(registry);
-        meters.add(hold);
         Counter leaks = Counter.builder("sema.leaks").description("Permits returned by leak detection")
                 .tags(tags).register(registry);
         meters.add(leaks);
-        Recorder recorder = new Recorder(acquire, hold, leaks);
+        SemaphoreListener recorder = perSampleTimers ? timers(registry, meters, leaks)
+                : histograms(registry, meters, leaks);
         semaphore.addListener(recorder);
         bindings.add(new Binding(registry, meters, recorder));
     }
@@ -152,6 +226,43 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
                     b.registry().remove(m);
                 }
             }
+        }
+    }
+
+    private SemaphoreListener timers(MeterRegistry registry, List<Meter> meters, Counter leaks) {
+        Timer[] acquire = new Timer[OUTCOMES.length];
+        for (int i = 0; i < OUTCOMES.length; i++) {
+            acquire[i] = Timer.builder("sema.acquire").description(ACQUIRE).tags(tags).tag("outcome", OUTCOMES[i])
+                    .register(registry);
+            meters.add(acquire[i]);
+        }
+        Timer hold = Timer.builder("sema.permit.hold").description(HOLD).tags(tags).register(registry);
+        meters.add(hold);
+        return new TimerRecorder(acquire, hold, leaks);
+    }
+
+    private SemaphoreListener histograms(MeterRegistry registry, List<Meter> meters, Counter leaks) {
+        TimeHistogram[] acquire = new TimeHistogram[OUTCOMES.length];
+        for (int i = 0; i < OUTCOMES.length; i++) {
+            acquire[i] = new TimeHistogram();
+            publish(registry, meters, "sema.acquire", ACQUIRE, Tags.of("outcome", OUTCOMES[i]), acquire[i]);
+        }
+        TimeHistogram hold = new TimeHistogram();
+        publish(registry, meters, "sema.permit.hold", HOLD, Tags.empty(), hold);
+        return new HistogramRecorder(acquire, hold, leaks);
+    }
+
+    /** A histogram as a FunctionTimer (count, total) and its percentile gauges, named as Micrometer names them. */
+    private void publish(MeterRegistry registry, List<Meter> meters, String name, String description, Tags more,
+            TimeHistogram histogram) {
+        meters.add(FunctionTimer.builder(name, histogram, TimeHistogram::count, TimeHistogram::totalNanos,
+                TimeUnit.NANOSECONDS).description(description).tags(tags).tags(more).register(registry));
+        for (int i = 0; i < PERCENTILES.length; i++) {
+            double phi = PERCENTILES[i];
+            meters.add(Gauge.builder(name + ".percentile", histogram, h -> h.percentileNanos(phi) / 1e9)
+                    .description(description + ": percentiles of the last two minutes or so").tags(tags)
+                    .tags(more).tag("phi", PHI_TAGS[i]).baseUnit("seconds").strongReference(true)
+                    .register(registry));
         }
     }
 
@@ -203,7 +314,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     private record Reading(State state, long at, boolean remote) {
     }
 
-    private record Binding(MeterRegistry registry, List<Meter> meters, Recorder recorder) {
+    private record Binding(MeterRegistry registry, List<Meter> meters, SemaphoreListener recorder) {
     }
 
     private static String[] outcomes() {
@@ -216,13 +327,48 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         return names;
     }
 
-    /** The listener of one binding: one meter update per event, no allocation. */
-    private static final class Recorder implements SemaphoreListener {
+    /** The listener of one binding in the default mode: one histogram sample per event, no allocation. */
+    private static final class HistogramRecorder implements SemaphoreListener {
+        private final TimeHistogram[] acquire;
+        private final TimeHistogram hold;
+        private final Counter leaks;
+
+        HistogramRecorder(TimeHistogram[] acquire, TimeHistogram hold, Counter leaks) {
+            this.acquire = acquire;
+            this.hold = hold;
+            this.leaks = leaks;
+        }
+
+        @Override
+        public void acquired(Semaphore semaphore, long permits, long waitNanos) {
+            acquire[0].record(waitNanos);
+        }
+
+        @Override
+        public void rejected(Semaphore semaphore, long permits, Rejection why, long waitNanos) {
+            acquire[why.ordinal() + 1].record(waitNanos);
+        }
+
+        @Override
+        public void released(Semaphore semaphore, long permits, long heldNanos) {
+            if (heldNanos >= 0) {
+                hold.record(heldNanos);
+            }
+        }
+
+        @Override
+        public void leaked(Semaphore semaphore, long permits) {
+            leaks.increment(permits);
+        }
+    }
+
+    /** The listener of one binding with per-sample timers: one meter update per event, no allocation. */
+    private static final class TimerRecorder implements SemaphoreListener {
         private final Timer[] acquire;
         private final Timer hold;
         private final Counter leaks;
 
-        Recorder(Timer[] acquire, Timer hold, Counter leaks) {
+        TimerRecorder(Timer[] acquire, Timer hold, Counter leaks) {
             this.acquire = acquire;
             this.hold = hold;
             this.leaks = leaks;

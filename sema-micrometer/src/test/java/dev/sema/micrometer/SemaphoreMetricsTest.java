@@ -6,9 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.sema.LeakDetection;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
+import io.micrometer.core.instrument.FunctionTimer;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.search.RequiredSearch;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -19,23 +22,50 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Every meter of API.md §7, with real semaphore traffic. */
+/**
+ * Every meter of API.md §7, with real semaphore traffic, in the default mode (Sema's histograms);
+ * {@link PerSampleTimersTest} runs the same tests with per-sample Micrometer timers.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SemaphoreMetricsTest {
-    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    /** The binding under test, with the given tags. */
+    SemaphoreMetrics metrics(Semaphore s, Tags tags) {
+        return SemaphoreMetrics.builder(s).tags(tags).build();
+    }
+
+    private SemaphoreMetrics metrics(Semaphore s) {
+        return metrics(s, Tags.empty());
+    }
+
+    /** The count and total time of a timer, of either kind. */
+    record Times(long count, double totalMillis) {
+        static Times of(Meter meter) {
+            if (meter instanceof Timer t) {
+                return new Times(t.count(), t.totalTime(TimeUnit.MILLISECONDS));
+            }
+            FunctionTimer f = (FunctionTimer) meter;
+            return new Times((long) f.count(), f.totalTime(TimeUnit.MILLISECONDS));
+        }
+    }
+
+    static Times times(RequiredSearch search) {
+        return Times.of(search.meter());
+    }
 
     private static double gauge(MeterRegistry r, String name) {
         return r.get(name).tag("name", "db").gauge().value();
     }
 
-    private static Timer acquire(MeterRegistry r, String outcome) {
-        return r.get("sema.acquire").tag("name", "db").tag("outcome", outcome).timer();
+    private static Times acquire(MeterRegistry r, String outcome) {
+        return times(r.get("sema.acquire").tag("name", "db").tag("outcome", outcome));
     }
 
     @Test
     void gaugesShowTheCountsNow() throws Exception {
         Semaphore s = Semaphore.builder().name("db").permits(3).maxPermits(5).build();
-        new SemaphoreMetrics(s).bindTo(registry);
+        metrics(s).bindTo(registry);
         Permit two = s.acquire(2);
         CompletableFuture<Permit> queued = s.acquireAsync(3);
         assertThat(gauge(registry, "sema.permits.limit")).isEqualTo(3);
@@ -57,7 +87,7 @@ class SemaphoreMetricsTest {
     @Test
     void theAcquireTimerCountsEveryOutcomeWithItsWait() throws Exception {
         Semaphore s = Semaphore.builder().name("db").permits(1).build();
-        new SemaphoreMetrics(s).bindTo(registry);
+        metrics(s).bindTo(registry);
         for (String outcome : new String[] {"granted", "unavailable", "timeout", "cancelled", "interrupted", "closed"}) {
             assertThat(acquire(registry, outcome).count()).as(outcome + " registered at 0").isZero();
         }
@@ -75,10 +105,10 @@ class SemaphoreMetricsTest {
         s.close();
         assertThatThrownBy(s::tryAcquire).isInstanceOf(dev.sema.SemaphoreClosedException.class);
         assertThat(acquire(registry, "granted").count()).isEqualTo(2);
-        assertThat(acquire(registry, "granted").max(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(5);
+        assertThat(acquire(registry, "granted").totalMillis()).isGreaterThanOrEqualTo(5);
         assertThat(acquire(registry, "unavailable").count()).isEqualTo(1);
         assertThat(acquire(registry, "timeout").count()).isEqualTo(1);
-        assertThat(acquire(registry, "timeout").totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(20);
+        assertThat(acquire(registry, "timeout").totalMillis()).isGreaterThanOrEqualTo(20);
         assertThat(acquire(registry, "cancelled").count()).isEqualTo(1);
         assertThat(acquire(registry, "interrupted").count()).isEqualTo(1);
         assertThat(acquire(registry, "closed").count()).isEqualTo(1);
@@ -87,12 +117,12 @@ class SemaphoreMetricsTest {
     @Test
     void bindingTwiceToOneRegistryCountsEveryEventOnce() throws Exception {
         Semaphore s = Semaphore.builder().name("db").permits(1).build();
-        SemaphoreMetrics metrics = new SemaphoreMetrics(s);
+        SemaphoreMetrics metrics = metrics(s);
         metrics.bindTo(registry);
         metrics.bindTo(registry);
         s.acquire().close();
-        assertThat(registry.get("sema.acquire").tag("outcome", "granted").timer().count()).isEqualTo(1);
-        assertThat(registry.get("sema.permit.hold").timer().count()).isEqualTo(1);
+        assertThat(times(registry.get("sema.acquire").tag("outcome", "granted")).count()).isEqualTo(1);
+        assertThat(times(registry.get("sema.permit.hold")).count()).isEqualTo(1);
         metrics.close();
     }
 
@@ -100,22 +130,22 @@ class SemaphoreMetricsTest {
     void theHoldTimerSamplesEveryGiveBack() throws Exception {
         Semaphore s = Semaphore.builder().name("db").permits(3).build();
         Permit before = s.acquire(); // granted before the binding: its hold is unknown, not sampled
-        new SemaphoreMetrics(s).bindTo(registry);
+        metrics(s).bindTo(registry);
         Permit p = s.acquire(2);
         Thread.sleep(5);
         p.release(1);
         p.close();
         p.close(); // nothing more to give back
         before.close();
-        Timer hold = registry.get("sema.permit.hold").tag("name", "db").timer();
+        Times hold = times(registry.get("sema.permit.hold").tag("name", "db"));
         assertThat(hold.count()).isEqualTo(2);
-        assertThat(hold.max(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(5);
+        assertThat(hold.totalMillis()).isGreaterThanOrEqualTo(5);
     }
 
     @Test
     void theLeakCounterCountsPermitsReturnedByLeakDetection() throws Exception {
         Semaphore s = Semaphore.builder().name("db").permits(3).leakDetection(LeakDetection.SAMPLED).build();
-        new SemaphoreMetrics(s).bindTo(registry);
+        metrics(s).bindTo(registry);
         leak(s);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (registry.get("sema.leaks").tag("name", "db").counter().count() < 2) {
@@ -135,13 +165,13 @@ class SemaphoreMetricsTest {
     void tagsCloseAndSeveralRegistries() throws Exception {
         Semaphore s = Semaphore.builder().name("db").permits(2).build();
         SimpleMeterRegistry second = new SimpleMeterRegistry();
-        SemaphoreMetrics metrics = new SemaphoreMetrics(s, Tags.of("service", "orders"));
+        SemaphoreMetrics metrics = metrics(s, Tags.of("service", "orders"));
         metrics.bindTo(registry);
         metrics.bindTo(second);
         s.acquire().close();
         for (MeterRegistry r : new MeterRegistry[] {registry, second}) {
-            assertThat(r.get("sema.acquire").tag("name", "db").tag("service", "orders").tag("outcome", "granted")
-                    .timer().count()).isEqualTo(1);
+            assertThat(times(r.get("sema.acquire").tag("name", "db").tag("service", "orders").tag("outcome", "granted"))
+                    .count()).isEqualTo(1);
             assertThat(r.get("sema.permits.limit").tag("service", "orders").gauge().value()).isEqualTo(2);
         }
         metrics.close();
@@ -158,7 +188,7 @@ class SemaphoreMetricsTest {
     void aPrometheusScrapeShowsEveryMeter() throws Exception {
         PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Semaphore s = Semaphore.builder().name("db").permits(2).build();
-        new SemaphoreMetrics(s).bindTo(prometheus);
+        metrics(s).bindTo(prometheus);
         s.acquire().close();
         assertThat(s.tryAcquire(3 - 1)).isPresent().get().satisfies(Permit::close);
         String scrape = prometheus.scrape();
@@ -172,5 +202,45 @@ class SemaphoreMetricsTest {
                 .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"timeout\"} 0")
                 .contains("sema_permit_hold_seconds_count{name=\"db\"} 2")
                 .contains("sema_leaks_total{name=\"db\"} 0");
+    }
+
+    @Test
+    void theDefaultModePublishesTheMedianAnd99thPercentile() throws Exception {
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        Semaphore s = Semaphore.builder().name("db").permits(1).build();
+        metrics(s).bindTo(prometheus);
+        for (int i = 0; i < 98; i++) {
+            s.acquire().close(); // held for well under 20 ms
+        }
+        Permit slow = s.acquire();
+        Thread.sleep(30);
+        slow.close();
+        Permit slower = s.acquire();
+        Thread.sleep(60);
+        slower.close();
+        double p50 = prometheus.get("sema.permit.hold.percentile").tag("name", "db").tag("phi", "0.5").gauge().value();
+        double p99 = prometheus.get("sema.permit.hold.percentile").tag("name", "db").tag("phi", "0.99").gauge().value();
+        assertThat(p50).as("p50 of 100 holds, 98 of them short").isLessThan(0.020);
+        assertThat(p99).as("p99: the 99th of 100 holds is the 30 ms one").isBetween(0.030 * 0.9, 0.060);
+        assertThat(prometheus.get("sema.acquire.percentile").tag("outcome", "granted").tag("phi", "0.99").gauge()
+                .value()).as("no grant waited").isZero();
+        assertThat(prometheus.scrape())
+                .contains("sema_permit_hold_seconds_count{name=\"db\"} 100")
+                .contains("sema_permit_hold_percentile_seconds{name=\"db\",phi=\"0.99\"}")
+                .contains("sema_acquire_percentile_seconds{name=\"db\",outcome=\"timeout\",phi=\"0.5\"} 0");
+    }
+
+    @Test
+    void aBuilderRefusesNullsAndEachBuildIsANewBinding() {
+        Semaphore s = Semaphore.builder().name("db").permits(1).build();
+        assertThatThrownBy(() -> SemaphoreMetrics.builder(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("semaphore");
+        assertThatThrownBy(() -> SemaphoreMetrics.builder(s).tags(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("tags");
+        SemaphoreMetrics.Builder b = SemaphoreMetrics.builder(s).tags(Tags.of("a", "1")).tags(Tags.of("b", "2"));
+        assertThat(b.build()).isNotSameAs(b.build());
+        b.build().bindTo(registry);
+        assertThat(registry.get("sema.permits.limit").tag("a", "1").tag("b", "2").tag("name", "db").gauge().value())
+                .isEqualTo(1);
     }
 }

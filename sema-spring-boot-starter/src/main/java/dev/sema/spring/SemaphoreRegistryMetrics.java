@@ -14,9 +14,9 @@ import java.util.List;
 final class SemaphoreRegistryMetrics implements MeterBinder, AutoCloseable {
     private final List<SemaphoreMetrics> metrics = new ArrayList<>();
 
-    SemaphoreRegistryMetrics(SemaphoreRegistry registry) {
+    SemaphoreRegistryMetrics(SemaphoreRegistry registry, boolean perSampleTimers) {
         for (Semaphore s : registry.all().values()) {
-            metrics.add(new SemaphoreMetrics(s));
+            metrics.add(SemaphoreMetrics.builder(s).perSampleTimers(perSampleTimers).build());
         }
     }
 

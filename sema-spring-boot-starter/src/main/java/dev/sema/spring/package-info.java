@@ -60,6 +60,12 @@
  * <tr><td>{@code sema.semaphores.<name>.adaptive.min-limit}, {@code .max-limit}, {@code .initial-limit}</td>
  *     <td>1, {@code max-permits}, {@code permits}</td><td>The bounds the adaptive limit keeps to, and where it
  *     starts.</td></tr>
+ * <tr><td>{@code sema.metrics.per-sample-timers}</td><td>auto</td><td>{@code true}: the wait and hold timers are
+ *     Micrometer timers fed one sample at a time, which follow {@code management.metrics.distribution} (percentile
+ *     histograms with {@code _bucket} series, SLOs); {@code false}: Sema's own histograms, with p50 and p99
+ *     gauges, for about half the cost. Unset: {@code true} exactly when a {@code percentiles-histogram},
+ *     {@code percentiles} or {@code slo} setting names {@code sema}, {@code sema.acquire},
+ *     {@code sema.permit.hold} or {@code all}.</td></tr>
  * <tr><td>{@code sema.web.semaphore}</td><td>none (no filter)</td><td>The semaphore inbound requests take one
  *     permit of, held until the response is complete (asynchronous requests included).</td></tr>
  * <tr><td>{@code sema.web.paths}</td><td>{@code /**}</td><td>Ant-style patterns of the request paths within

@@ -25,8 +25,8 @@ import org.openjdk.jmh.annotations.Threads;
  * Benchmark 9, what observing a semaphore costs: the same operations with no listener, with a listener that
  * does nothing (the engine's own price of being observed: the clock reads for the wait and hold times, and the
  * calls), with a listener that counts in {@link LongAdder}s (about the work a metrics binding does per event,
- * without a registry), with {@code SemaphoreMetrics} bound to a {@code SimpleMeterRegistry}, and bound to one
- * that keeps percentile histograms (as a Prometheus scrape with wait and hold percentiles needs). Read each time
+ * without a registry), with {@code SemaphoreMetrics} in its default mode (Sema's own histograms, percentiles
+ * included), and with per-sample Micrometer timers, plain and with percentile histograms. Read each time
  * against {@code NONE} in the same run; {@link ObservingPartsBenchmark} prices the parts alone.
  *
  * <ul>
@@ -34,6 +34,8 @@ import org.openjdk.jmh.annotations.Threads;
  *     {@code acquired} and one {@code released} event per operation).</li>
  * <li>{@code queuedGrant}: one async request queues behind the permit this thread holds; releasing it
  *     grants the request, whose permit is kept for the next round (a queued grant: its wait is timed).</li>
+ * <li>{@code shared}: two threads acquire and release on one semaphore with permits to spare, so the meters
+ *     are updated from two threads at once.</li>
  * </ul>
  *
  * <p>Run: {@code java -jar sema-benchmarks/target/benchmarks.jar ListenerCostBenchmark -prof gc}.
@@ -45,7 +47,7 @@ import org.openjdk.jmh.annotations.Threads;
 public class ListenerCostBenchmark {
 
     /** How the semaphore is observed. */
-    @Param({"NONE", "EMPTY", "COUNTING", "METRICS", "HISTOGRAMS"})
+    @Param({"NONE", "EMPTY", "COUNTING", "METRICS", "TIMERS", "TIMER_HISTOGRAMS"})
     public Observer observer;
 
     private Semaphore semaphore;
@@ -99,6 +101,48 @@ public class ListenerCostBenchmark {
         return held;
     }
 
+    /**
+     * Two threads acquire and release on one semaphore of 64 permits, so neither ever waits: both threads' events
+     * go to the same listener and meters (what sharing them costs, beside the shared state word).
+     *
+     * @param shared the semaphore both threads use
+     * @throws InterruptedException never: a permit is always free
+     */
+    @Benchmark
+    @Threads(2)
+    public void shared(Shared shared) throws InterruptedException {
+        try (Permit p = shared.semaphore.acquire()) {
+            // nothing
+        }
+    }
+
+    /** The semaphore of {@link #shared}, observed as asked (the same {@code observer} parameter). */
+    @State(Scope.Benchmark)
+    public static class Shared {
+        /** How the semaphore is observed. */
+        @Param({"NONE", "EMPTY", "COUNTING", "METRICS", "TIMERS", "TIMER_HISTOGRAMS"})
+        public Observer observer;
+
+        Semaphore semaphore;
+        private AutoCloseable binding;
+
+        /** A fresh semaphore with 64 permits, observed as asked. */
+        @Setup(Level.Iteration)
+        public void setUp() {
+            semaphore = Semaphore.builder().permits(64).build();
+            binding = observer.observe(semaphore);
+        }
+
+        /** Unbinds and checks that every permit is back. */
+        @TearDown(Level.Iteration)
+        public void tearDown() throws Exception {
+            binding.close();
+            if (semaphore.availablePermits() != 64) {
+                throw new IllegalStateException("permits missing: " + semaphore);
+            }
+        }
+    }
+
     /** The ways to observe the semaphore. */
     public enum Observer {
         /** No listener: the engine reads no clock and calls nothing. */
@@ -128,7 +172,7 @@ public class ListenerCostBenchmark {
                 return () -> s.removeListener(l);
             }
         },
-        /** {@code SemaphoreMetrics} bound to a {@code SimpleMeterRegistry}. */
+        /** {@code SemaphoreMetrics} in its default mode (Sema's histograms), bound to a {@code SimpleMeterRegistry}. */
         METRICS {
             @Override
             AutoCloseable observe(Semaphore s) {
@@ -137,11 +181,20 @@ public class ListenerCostBenchmark {
                 return metrics;
             }
         },
-        /** {@code SemaphoreMetrics} bound to a registry that keeps percentile histograms of every timer. */
-        HISTOGRAMS {
+        /** {@code SemaphoreMetrics} with per-sample Micrometer timers, bound to a {@code SimpleMeterRegistry}. */
+        TIMERS {
             @Override
             AutoCloseable observe(Semaphore s) {
-                SemaphoreMetrics metrics = new SemaphoreMetrics(s);
+                SemaphoreMetrics metrics = SemaphoreMetrics.builder(s).perSampleTimers(true).build();
+                metrics.bindTo(new SimpleMeterRegistry());
+                return metrics;
+            }
+        },
+        /** Per-sample timers bound to a registry that keeps percentile histograms of every timer. */
+        TIMER_HISTOGRAMS {
+            @Override
+            AutoCloseable observe(Semaphore s) {
+                SemaphoreMetrics metrics = SemaphoreMetrics.builder(s).perSampleTimers(true).build();
                 metrics.bindTo(ObservingPartsBenchmark.histogramRegistry());
                 return metrics;
             }

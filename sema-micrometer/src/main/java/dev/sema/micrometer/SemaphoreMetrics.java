@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;
@@ -60,10 +61,13 @@ import java.util.function.ToDoubleFunction;
  * <h2>Two ways to time</h2>
  * By default the two timers are kept by Sema's own histograms (exact counts and totals; percentiles
  * within about 6%, over a window of 80 to 120 seconds) and published as Micrometer {@code FunctionTimer}s
- * with {@code .percentile} gauges, which is what Micrometer itself publishes for a timer's percentiles. A
- * sample is one or two atomic increments, so binding costs little more than the clock reads that timing
- * needs. In a Prometheus scrape: {@code sema_acquire_seconds_count}, {@code sema_acquire_seconds_sum},
- * {@code sema_acquire_percentile_seconds{phi="0.99"}}, and the same for {@code sema_permit_hold}.
+ * with {@code .percentile} time gauges in the registry's time unit (named as Micrometer names a timer's
+ * percentiles in registries without summaries; Prometheus shows a per-sample timer's percentiles as
+ * {@code quantile} series of the timer instead). A sample is one or two atomic increments, so binding
+ * costs little more than the clock reads that timing needs; the first sample of each timer allocates its
+ * buckets (about 8 KB). In a Prometheus scrape: {@code sema_acquire_seconds_count},
+ * {@code sema_acquire_seconds_sum}, {@code sema_acquire_percentile_seconds{phi="0.99"}}, and the same for
+ * {@code sema_permit_hold}.
  *
  * <p>{@link Builder#perSampleTimers(boolean) perSampleTimers(true)} makes them Micrometer {@link Timer}s
  * instead, fed one sample at a time: they follow the registry's distribution settings (percentile
@@ -84,7 +88,9 @@ import java.util.function.ToDoubleFunction;
  * live in Redis) all five gauges share one reading of the counts, made with one round trip and reused
  * for {@link #REMOTE_REFRESH} (so one scrape costs at most one round trip per semaphore). A reading that
  * fails (Redis unreachable) makes the gauges report {@code NaN} until the next one succeeds; it never
- * throws into the registry.
+ * throws into the registry. In the default mode a scrape also reads each histogram that has samples (a few
+ * thousand counters, under the histogram's own lock, which recording threads take only for a timer's first
+ * sample).
  */
 public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
 
@@ -165,7 +171,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
          * Whether {@code sema.acquire} and {@code sema.permit.hold} are Micrometer {@link Timer}s fed one sample
          * at a time (default false). They honour the registry's distribution settings (percentile histograms
          * with their {@code _bucket} series, SLO boundaries, expiry) and keep a maximum, at about 100 ns more
-         * per acquire + release than the default mode (docs/BENCHMARKS.md, section 9b).
+         * per acquire + release than the default mode (docs/BENCHMARKS.md, section 9).
          *
          * @param perSampleTimers true for per-sample timers
          * @return this builder
@@ -252,17 +258,19 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         return new HistogramRecorder(acquire, hold, leaks);
     }
 
-    /** A histogram as a FunctionTimer (count, total) and its percentile gauges, named as Micrometer names them. */
+    /**
+     * A histogram as a FunctionTimer (count, total) and its percentile gauges, in the registry's time unit, named as
+     * Micrometer names a timer's percentile gauges where the registry has no summaries of its own.
+     */
     private void publish(MeterRegistry registry, List<Meter> meters, String name, String description, Tags more,
             TimeHistogram histogram) {
         meters.add(FunctionTimer.builder(name, histogram, TimeHistogram::count, TimeHistogram::totalNanos,
                 TimeUnit.NANOSECONDS).description(description).tags(tags).tags(more).register(registry));
         for (int i = 0; i < PERCENTILES.length; i++) {
             double phi = PERCENTILES[i];
-            meters.add(Gauge.builder(name + ".percentile", histogram, h -> h.percentileNanos(phi) / 1e9)
-                    .description(description + ": percentiles of the last two minutes or so").tags(tags)
-                    .tags(more).tag("phi", PHI_TAGS[i]).baseUnit("seconds").strongReference(true)
-                    .register(registry));
+            meters.add(TimeGauge.builder(name + ".percentile", histogram, TimeUnit.NANOSECONDS,
+                    h -> h.percentileNanos(phi)).description(description + ": percentiles of the last two minutes or so")
+                    .tags(tags).tags(more).tag("phi", PHI_TAGS[i]).strongReference(true).register(registry));
         }
     }
 

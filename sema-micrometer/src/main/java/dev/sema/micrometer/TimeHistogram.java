@@ -161,22 +161,23 @@ final class TimeHistogram {
         if (ring == null) {
             return 0;
         }
-        long[] merged = new long[BUCKETS];
         long total = 0;
         for (AtomicLongArray w : ring) {
             for (int i = 0; i < BUCKETS; i++) {
-                long c = w.get(i);
-                merged[i] += c;
-                total += c;
+                total += w.get(i);
             }
         }
         if (total == 0) {
             return 0;
         }
+        // A second pass, bucket by bucket over the windows: counts only grow between the passes (rotations
+        // hold this lock), so the rank is reached; no array is allocated per read.
         long rank = Math.max(1, (long) Math.ceil(phi * total));
         long seen = 0;
         for (int i = 0; i < BUCKETS; i++) {
-            seen += merged[i];
+            for (AtomicLongArray w : ring) {
+                seen += w.get(i);
+            }
             if (seen >= rank) {
                 long low = lowerBound(i);
                 long high = i + 1 < BUCKETS ? lowerBound(i + 1) : low + 1;

@@ -224,10 +224,31 @@ class SemaphoreMetricsTest {
         assertThat(p99).as("p99: the 99th of 100 holds is the 30 ms one").isBetween(0.030 * 0.9, 0.060);
         assertThat(prometheus.get("sema.acquire.percentile").tag("outcome", "granted").tag("phi", "0.99").gauge()
                 .value()).as("no grant waited").isZero();
-        assertThat(prometheus.scrape())
-                .contains("sema_permit_hold_seconds_count{name=\"db\"} 100")
-                .contains("sema_permit_hold_percentile_seconds{name=\"db\",phi=\"0.99\"}")
-                .contains("sema_acquire_percentile_seconds{name=\"db\",outcome=\"timeout\",phi=\"0.5\"} 0");
+        String scrape = prometheus.scrape();
+        assertThat(scrape).contains("sema_permit_hold_seconds_count{name=\"db\"} 100");
+        assertThat(sample(scrape, "sema_permit_hold_percentile_seconds{name=\"db\",phi=\"0.99\"}"))
+                .as("in seconds").isEqualTo(p99);
+        assertThat(sample(scrape, "sema_acquire_percentile_seconds{name=\"db\",outcome=\"timeout\",phi=\"0.5\"}"))
+                .as("no timeout yet").isZero();
+        SimpleMeterRegistry millis = new SimpleMeterRegistry(io.micrometer.core.instrument.simple.SimpleConfig.DEFAULT,
+                io.micrometer.core.instrument.Clock.SYSTEM) {
+            @Override
+            protected TimeUnit getBaseTimeUnit() {
+                return TimeUnit.MILLISECONDS;
+            }
+        };
+        metrics(s).bindTo(millis);
+        Permit held = s.acquire();
+        Thread.sleep(30);
+        held.close();
+        assertThat(millis.get("sema.permit.hold.percentile").tag("phi", "0.99").gauge().value())
+                .as("in the registry's time unit, as its timers").isBetween(30 * 0.9, 1000.0);
+    }
+
+    private static double sample(String scrape, String series) {
+        return scrape.lines().filter(l -> l.startsWith(series + " "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1).trim())).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + series + " in the scrape"));
     }
 
     @Test

@@ -19,18 +19,20 @@ import org.springframework.core.env.Environment;
  * Boot binds), so that for instance {@code /actuator/prometheus} shows {@code sema_permits_limit{name="db"}}.
  *
  * <p>The timers are kept in {@code SemaphoreMetrics}' default mode (Sema's own histograms, with
- * {@code .percentile} gauges) unless the application asks for what only per-sample Micrometer timers give:
- * a {@code management.metrics.distribution} setting ({@code percentiles-histogram}, {@code percentiles} or
- * {@code slo}) for {@code sema}, {@code sema.acquire}, {@code sema.permit.hold} or {@code all}. The property
+ * {@code .percentile} gauges) unless the application asks for what only per-sample Micrometer timers give: a
+ * {@code management.metrics.distribution} setting that Spring Boot applies to {@code sema.acquire} or
+ * {@code sema.permit.hold}. It is looked up as Spring Boot looks it up: the most specific of the meter name and
+ * its prefixes ({@code sema.permit.hold}, {@code sema.permit}, {@code sema}), then {@code all} for
+ * {@code percentiles-histogram} and {@code percentiles} ({@code slo} has no {@code all}). The property
  * {@code sema.metrics.per-sample-timers} decides instead when set.
  */
 @AutoConfiguration(after = SemaAutoConfiguration.class)
 @ConditionalOnClass({ SemaphoreMetrics.class, MeterRegistry.class })
 @ConditionalOnBean(SemaphoreRegistry.class)
 public class SemaMetricsAutoConfiguration {
-    /** The keys of a distribution setting that reach sema.acquire or sema.permit.hold, as Spring Boot matches them. */
-    private static final List<String> KEYS = List.of("all", "sema", "sema.acquire", "sema.permit",
-            "sema.permit.hold");
+    private static final String DISTRIBUTION = "management.metrics.distribution.";
+    /** The timers SemaphoreMetrics registers. */
+    private static final List<String> TIMERS = List.of("sema.acquire", "sema.permit.hold");
 
     /** Created by Spring Boot. */
     public SemaMetricsAutoConfiguration() {
@@ -49,23 +51,36 @@ public class SemaMetricsAutoConfiguration {
     }
 
     private static boolean distributionSetFor(Binder binder) {
-        Map<String, String> histogram = binder.bind("management.metrics.distribution.percentiles-histogram",
-                Bindable.mapOf(String.class, String.class)).orElse(Map.of());
-        for (String key : KEYS) {
-            if (Boolean.parseBoolean(histogram.get(key))) {
+        Map<String, Boolean> histogram = binder.bind(DISTRIBUTION + "percentiles-histogram",
+                Bindable.mapOf(String.class, Boolean.class)).orElse(Map.of());
+        Map<String, String[]> percentiles = binder.bind(DISTRIBUTION + "percentiles",
+                Bindable.mapOf(String.class, String[].class)).orElse(Map.of());
+        Map<String, String[]> slo = binder.bind(DISTRIBUTION + "slo", Bindable.mapOf(String.class, String[].class))
+                .orElse(Map.of());
+        for (String timer : TIMERS) {
+            if (Boolean.TRUE.equals(lookup(histogram, timer, true)) || nonEmpty(lookup(percentiles, timer, true))
+                    || nonEmpty(lookup(slo, timer, false))) {
                 return true;
             }
         }
-        for (String setting : List.of("percentiles", "slo")) {
-            Map<String, String> values = binder.bind("management.metrics.distribution." + setting,
-                    Bindable.mapOf(String.class, String.class)).orElse(Map.of());
-            for (String key : KEYS) {
-                String v = values.get(key);
-                if (v != null && !v.isBlank()) {
-                    return true;
-                }
+        return false;
+    }
+
+    /** The value of the most specific key among {@code name} and its prefixes, then {@code all} if allowed. */
+    private static <V> V lookup(Map<String, V> values, String name, boolean all) {
+        for (String key = name; ; key = key.substring(0, key.lastIndexOf('.'))) {
+            V v = values.get(key);
+            if (v != null) {
+                return v;
+            }
+            if (key.indexOf('.') < 0) {
+                break;
             }
         }
-        return false;
+        return all ? values.get("all") : null;
+    }
+
+    private static boolean nonEmpty(String[] values) {
+        return values != null && values.length > 0 && !(values.length == 1 && values[0].isBlank());
     }
 }

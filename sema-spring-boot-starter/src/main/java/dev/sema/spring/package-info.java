@@ -63,9 +63,11 @@
  * <tr><td>{@code sema.metrics.per-sample-timers}</td><td>auto</td><td>{@code true}: the wait and hold timers are
  *     Micrometer timers fed one sample at a time, which follow {@code management.metrics.distribution} (percentile
  *     histograms with {@code _bucket} series, SLOs); {@code false}: Sema's own histograms, with p50 and p99
- *     gauges, for about half the cost. Unset: {@code true} exactly when a {@code percentiles-histogram},
- *     {@code percentiles} or {@code slo} setting names {@code sema}, {@code sema.acquire},
- *     {@code sema.permit.hold} or {@code all}.</td></tr>
+ *     gauges, for about half the cost. Unset: {@code true} exactly when a
+ *     {@code management.metrics.distribution} setting ({@code percentiles-histogram}, {@code percentiles},
+ *     {@code slo}) applies to {@code sema.acquire} or {@code sema.permit.hold}, looked up as Spring Boot does:
+ *     the meter name, then its prefixes {@code sema.permit} and {@code sema}, then {@code all} (not for
+ *     {@code slo}).</td></tr>
  * <tr><td>{@code sema.web.semaphore}</td><td>none (no filter)</td><td>The semaphore inbound requests take one
  *     permit of, held until the response is complete (asynchronous requests included).</td></tr>
  * <tr><td>{@code sema.web.paths}</td><td>{@code /**}</td><td>Ant-style patterns of the request paths within

@@ -33,8 +33,13 @@ class MetricsModeTest {
         for (String setting : new String[] {"management.metrics.distribution.percentiles-histogram.sema=true",
                 "management.metrics.distribution.percentiles-histogram.all=true",
                 "management.metrics.distribution.percentiles-histogram.sema.permit.hold=true",
+                "management.metrics.distribution.percentiles-histogram.sema.permit=true",
+                "management.metrics.distribution.percentiles-histogram.sema=on",
                 "management.metrics.distribution.percentiles.sema.acquire=0.5,0.99",
-                "management.metrics.distribution.slo.sema=10ms,100ms"}) {
+                "management.metrics.distribution.percentiles.sema[0]=0.99", // a YAML list
+                "management.metrics.distribution.percentiles.all=0.99",
+                "management.metrics.distribution.slo.sema=10ms,100ms",
+                "management.metrics.distribution.slo.sema.permit.hold[0]=10ms"}) {
             runner.withPropertyValues(setting).run(context -> assertThat(bound(
                     context.getBean(SemaphoreRegistryMetrics.class), context.getBean(MeterRegistry.class)))
                     .as(setting).isInstanceOf(Timer.class));
@@ -45,11 +50,25 @@ class MetricsModeTest {
     void settingsForOtherMetersOrSwitchedOffChangeNothing() {
         for (String setting : new String[] {"management.metrics.distribution.percentiles-histogram.http=true",
                 "management.metrics.distribution.percentiles-histogram.sema=false",
-                "management.metrics.distribution.percentiles-histogram.semaphore=true"}) {
+                "management.metrics.distribution.percentiles-histogram.semaphore=true",
+                "management.metrics.distribution.slo.all=10ms", // Spring Boot has no 'all' for slo
+                "management.metrics.distribution.percentiles-histogram.sema.acquire.extra=true"}) {
             runner.withPropertyValues(setting).run(context -> assertThat(bound(
                     context.getBean(SemaphoreRegistryMetrics.class), context.getBean(MeterRegistry.class)))
                     .as(setting).isInstanceOf(FunctionTimer.class));
         }
+    }
+
+    @Test
+    void theMostSpecificKeyWinsAsInSpringBoot() {
+        runner.withPropertyValues("management.metrics.distribution.percentiles-histogram.all=true",
+                "management.metrics.distribution.percentiles-histogram.sema=false").run(context -> assertThat(bound(
+                        context.getBean(SemaphoreRegistryMetrics.class), context.getBean(MeterRegistry.class)))
+                        .as("sema=false over all=true").isInstanceOf(FunctionTimer.class));
+        runner.withPropertyValues("management.metrics.distribution.percentiles-histogram.sema=false",
+                "management.metrics.distribution.percentiles-histogram.sema.permit.hold=true").run(context -> assertThat(
+                        bound(context.getBean(SemaphoreRegistryMetrics.class), context.getBean(MeterRegistry.class)))
+                        .as("sema.permit.hold=true over sema=false").isInstanceOf(Timer.class));
     }
 
     @Test

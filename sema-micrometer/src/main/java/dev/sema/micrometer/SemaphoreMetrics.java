@@ -65,7 +65,7 @@ import java.util.function.ToDoubleFunction;
  * percentiles in registries without summaries; Prometheus shows a per-sample timer's percentiles as
  * {@code quantile} series of the timer instead). A sample is one or two atomic increments, so binding
  * costs little more than the clock reads that timing needs; the first sample of each timer allocates its
- * buckets (about 8 KB). In a Prometheus scrape: {@code sema_acquire_seconds_count},
+ * buckets (8 KB per stripe: 1, 2 or 4 stripes by the processors there are). In a Prometheus scrape: {@code sema_acquire_seconds_count},
  * {@code sema_acquire_seconds_sum}, {@code sema_acquire_percentile_seconds{phi="0.99"}}, and the same for
  * {@code sema_permit_hold}.
  *

@@ -42,6 +42,16 @@ class TimeHistogramTest {
     }
 
     @Test
+    void stripesFollowTheProcessorsUpToFour() {
+        assertThat(TimeHistogram.stripes(1)).isEqualTo(1);
+        assertThat(TimeHistogram.stripes(2)).isEqualTo(2);
+        assertThat(TimeHistogram.stripes(3)).isEqualTo(2);
+        assertThat(TimeHistogram.stripes(4)).isEqualTo(4);
+        assertThat(TimeHistogram.stripes(96)).isEqualTo(4);
+        assertThat(TimeHistogram.STRIDE % 8).as("stripes a whole number of cache lines apart").isZero();
+    }
+
+    @Test
     void percentilesAreWithinTheBucketWidthOfTheRecordedValues() {
         TimeHistogram h = new TimeHistogram(() -> 0);
         assertThat(h.percentileNanos(0.5)).as("no samples").isZero();

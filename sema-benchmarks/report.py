@@ -220,11 +220,11 @@ def targets(rows):
                     out.append(("1", where, f"{LABELS[impl]} allocates {fmt(a)} B/op (target 0)",
                                 "yes" if a < 0.5 else "no"))
         elif cls == "EscapingBenchmark":
-            check("1b", where, "SEMA_BARGING", "JDK_NONFAIR", 1.25, g)
-            check("1b", where, "SEMA_FIFO", "JDK_NONFAIR", 1.25, g)
+            check("1b", where, "SEMA_BARGING", "JDK_NONFAIR", 1.5, g)
+            check("1b", where, "SEMA_FIFO", "JDK_NONFAIR", 1.5, g)
         elif cls == "AsyncUncontendedBenchmark":
-            check("4b", where, "SEMA_FIFO", "ASYNCUTIL_FAIR", 1.0, g)
-            check("4b", where, "SEMA_BARGING", "ASYNCUTIL_FAIR", 1.0, g)
+            check("4b", where, "SEMA_FIFO", "ASYNCUTIL_FAIR", 1.25, g)
+            check("4b", where, "SEMA_BARGING", "ASYNCUTIL_FAIR", 1.25, g)
         elif cls == "ListenerCostBenchmark" and method == "uncontended" and "METRICS" in g and "NONE" in g:
             added = g["METRICS"]["score"] - g["NONE"]["score"]
             out.append(("9", where, f"SemaphoreMetrics adds {added:.1f} ns per acquire + release (target ≤ 30)",

@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongConsumer;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -102,7 +103,6 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     private static final String ACQUIRE = "How long acquire requests waited, by outcome";
     private static final String HOLD = "How long permits were held";
     private static final double[] PERCENTILES = {0.5, 0.99};
-    private static final String[] PHI_TAGS = {"0.5", "0.99"};
 
     private final Semaphore semaphore;
     private final Tags tags;
@@ -236,26 +236,28 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     }
 
     private SemaphoreListener timers(MeterRegistry registry, List<Meter> meters, Counter leaks) {
-        Timer[] acquire = new Timer[OUTCOMES.length];
+        LongConsumer[] acquire = new LongConsumer[OUTCOMES.length];
         for (int i = 0; i < OUTCOMES.length; i++) {
-            acquire[i] = Timer.builder("sema.acquire").description(ACQUIRE).tags(tags).tag("outcome", OUTCOMES[i])
+            Timer t = Timer.builder("sema.acquire").description(ACQUIRE).tags(tags).tag("outcome", OUTCOMES[i])
                     .register(registry);
-            meters.add(acquire[i]);
+            meters.add(t);
+            acquire[i] = sample(t);
         }
         Timer hold = Timer.builder("sema.permit.hold").description(HOLD).tags(tags).register(registry);
         meters.add(hold);
-        return new TimerRecorder(acquire, hold, leaks);
+        return new Recorder(acquire, sample(hold), leaks);
     }
 
     private SemaphoreListener histograms(MeterRegistry registry, List<Meter> meters, Counter leaks) {
-        TimeHistogram[] acquire = new TimeHistogram[OUTCOMES.length];
+        LongConsumer[] acquire = new LongConsumer[OUTCOMES.length];
         for (int i = 0; i < OUTCOMES.length; i++) {
-            acquire[i] = new TimeHistogram();
-            publish(registry, meters, "sema.acquire", ACQUIRE, Tags.of("outcome", OUTCOMES[i]), acquire[i]);
+            TimeHistogram h = new TimeHistogram();
+            publish(registry, meters, "sema.acquire", ACQUIRE, Tags.of("outcome", OUTCOMES[i]), h);
+            acquire[i] = h;
         }
         TimeHistogram hold = new TimeHistogram();
         publish(registry, meters, "sema.permit.hold", HOLD, Tags.empty(), hold);
-        return new HistogramRecorder(acquire, hold, leaks);
+        return new Recorder(acquire, hold, leaks);
     }
 
     /**
@@ -266,11 +268,10 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
             TimeHistogram histogram) {
         meters.add(FunctionTimer.builder(name, histogram, TimeHistogram::count, TimeHistogram::totalNanos,
                 TimeUnit.NANOSECONDS).description(description).tags(tags).tags(more).register(registry));
-        for (int i = 0; i < PERCENTILES.length; i++) {
-            double phi = PERCENTILES[i];
+        for (double phi : PERCENTILES) {
             meters.add(TimeGauge.builder(name + ".percentile", histogram, TimeUnit.NANOSECONDS,
                     h -> h.percentileNanos(phi)).description(description + ": percentiles of the last two minutes or so")
-                    .tags(tags).tags(more).tag("phi", PHI_TAGS[i]).strongReference(true).register(registry));
+                    .tags(tags).tags(more).tag("phi", Double.toString(phi)).strongReference(true).register(registry));
         }
     }
 
@@ -335,13 +336,16 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         return names;
     }
 
-    /** The listener of one binding in the default mode: one histogram sample per event, no allocation. */
-    private static final class HistogramRecorder implements SemaphoreListener {
-        private final TimeHistogram[] acquire;
-        private final TimeHistogram hold;
+    /**
+     * The listener of one binding: one sample per event, no allocation. Its samples go to Sema's histograms or to
+     * per-sample Micrometer timers; a call site sees at most those two classes, which the JIT still inlines.
+     */
+    private static final class Recorder implements SemaphoreListener {
+        private final LongConsumer[] acquire;
+        private final LongConsumer hold;
         private final Counter leaks;
 
-        HistogramRecorder(TimeHistogram[] acquire, TimeHistogram hold, Counter leaks) {
+        Recorder(LongConsumer[] acquire, LongConsumer hold, Counter leaks) {
             this.acquire = acquire;
             this.hold = hold;
             this.leaks = leaks;
@@ -349,18 +353,18 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
 
         @Override
         public void acquired(Semaphore semaphore, long permits, long waitNanos) {
-            acquire[0].record(waitNanos);
+            acquire[0].accept(waitNanos);
         }
 
         @Override
         public void rejected(Semaphore semaphore, long permits, Rejection why, long waitNanos) {
-            acquire[why.ordinal() + 1].record(waitNanos);
+            acquire[why.ordinal() + 1].accept(waitNanos);
         }
 
         @Override
         public void released(Semaphore semaphore, long permits, long heldNanos) {
             if (heldNanos >= 0) {
-                hold.record(heldNanos);
+                hold.accept(heldNanos);
             }
         }
 
@@ -370,38 +374,8 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         }
     }
 
-    /** The listener of one binding with per-sample timers: one meter update per event, no allocation. */
-    private static final class TimerRecorder implements SemaphoreListener {
-        private final Timer[] acquire;
-        private final Timer hold;
-        private final Counter leaks;
-
-        TimerRecorder(Timer[] acquire, Timer hold, Counter leaks) {
-            this.acquire = acquire;
-            this.hold = hold;
-            this.leaks = leaks;
-        }
-
-        @Override
-        public void acquired(Semaphore semaphore, long permits, long waitNanos) {
-            acquire[0].record(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
-        }
-
-        @Override
-        public void rejected(Semaphore semaphore, long permits, Rejection why, long waitNanos) {
-            acquire[why.ordinal() + 1].record(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
-        }
-
-        @Override
-        public void released(Semaphore semaphore, long permits, long heldNanos) {
-            if (heldNanos >= 0) {
-                hold.record(heldNanos, TimeUnit.NANOSECONDS);
-            }
-        }
-
-        @Override
-        public void leaked(Semaphore semaphore, long permits) {
-            leaks.increment(permits);
-        }
+    /** A timer's sample: a wait or hold time, negative counted as 0. */
+    private static LongConsumer sample(Timer timer) {
+        return nanos -> timer.record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
     }
 }

@@ -3,6 +3,7 @@ package dev.sema.micrometer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -36,7 +37,7 @@ import java.util.function.LongSupplier;
  *     those of the stripe its id picks, and readers add up all stripes, so H2 and H3 hold for their sums.</li>
  * </ul>
  */
-final class TimeHistogram {
+final class TimeHistogram implements LongConsumer {
     /** Sub-buckets per power of two; values below it have a bucket each. */
     static final int SUB = 8;
     private static final int SUB_BITS = 3;
@@ -97,6 +98,12 @@ final class TimeHistogram {
         } else {
             c.getAndIncrement(stripe);
         }
+    }
+
+    /** {@link #record}, for the listener that feeds either histograms or Micrometer timers. */
+    @Override
+    public void accept(long nanos) {
+        record(nanos);
     }
 
     private synchronized AtomicLongArray start() {

@@ -21,9 +21,9 @@ import java.util.concurrent.TimeUnit;
  * {@code final} counts. A passive observer: it runs no script, so it neither ends expired leases nor serves
  * the queue (the workers' own scripts do), and it talks to Redis directly, not through a proxy.
  *
- * <p>The meta value is sema-redis's schema 3: a version byte, then little-endian doubles: limit, ceiling,
- * used, fence, seq, closed, idle, due, qlen. {@code used} may still count a lease that has expired and not
- * yet been ended by a script.
+ * <p>The meta value is sema-redis's schema 4 (the layout of schema 3, which the check of the version byte
+ * tells apart): a version byte, then little-endian doubles: limit, ceiling, used, fence, seq, closed, idle,
+ * due, qlen. {@code used} may still count a lease that has expired and not yet been ended by a script.
  */
 final class Sampler implements AutoCloseable {
     private static final int USED = 1 + 2 * 8;
@@ -112,8 +112,8 @@ final class Sampler implements AutoCloseable {
             byte[] v = new byte[Integer.parseInt(head.substring(1))];
             r.readFully(v);
             line(r);
-            if (v.length < QLEN + 8 || v[0] != 3) {
-                throw new IOException("not a schema-3 meta value (" + v.length + " bytes)");
+            if (v.length < QLEN + 8 || v[0] != 4) {
+                throw new IOException("not a schema-4 meta value (" + v.length + " bytes)");
             }
             ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
             return new long[] {(long) b.getDouble(USED), (long) b.getDouble(QLEN)};

@@ -36,7 +36,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     /*
      * Implementation overview
      *
-     * Redis holds the truth (keys sem:{name}:meta, holders, leases, queue, waiters, wlive; see
+     * Redis holds the truth (keys sem:{name}:meta, holders, leases, queue; see
      * common.lua). Every change is one script, atomic in Redis, idempotent per request id.
      *
      * Local state:

@@ -20,9 +20,10 @@ final class Protocol {
     private final RedisSemaphores owner;
     private final String describe;
     private final String[] keys;
-    private final String initLimit;
-    private final String initMax;
-    private final String initIdle;
+    /** {@link #keys} and the keys only the older schemas have, for {@link Script#UPGRADE}. */
+    private final String[] upgradeKeys;
+    /** "limit ceiling idleMs" to create a missing semaphore with, or "" (every script's ARGV[1]). */
+    private final String create;
     /** Whether replies complete on the connection's I/O thread (see {@link #forBlockingCallers()}). */
     private final boolean direct;
 
@@ -35,11 +36,10 @@ final class Protocol {
         this.owner = owner;
         this.describe = describe;
         String prefix = "sem:{" + name + "}:";
-        this.keys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue",
+        this.keys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue"};
+        this.upgradeKeys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue",
                 prefix + "waiters", prefix + "wlive"};
-        this.initLimit = initLimit;
-        this.initMax = initMax;
-        this.initIdle = initIdle;
+        this.create = initLimit.isEmpty() ? "" : initLimit + " " + initMax + " " + initIdle;
         this.direct = false;
     }
 
@@ -47,9 +47,8 @@ final class Protocol {
         this.owner = p.owner;
         this.describe = p.describe;
         this.keys = p.keys;
-        this.initLimit = p.initLimit;
-        this.initMax = p.initMax;
-        this.initIdle = p.initIdle;
+        this.upgradeKeys = p.upgradeKeys;
+        this.create = p.create;
         this.direct = direct;
     }
 
@@ -111,6 +110,9 @@ final class Protocol {
     CompletableFuture<Acquired> acquire(String id, String handle, long permits, String leaseMs, String ttlMs,
             String mode) {
         return call(Script.ACQUIRE, id, handle, Long.toString(permits), leaseMs, ttlMs, mode).thenApply(r -> {
+            if (r.get(0) instanceof Long token) {
+                return new Acquired(Acquired.Kind.GRANTED, token); // the fast path's reply: the token alone
+            }
             String s = str(r.get(0));
             return switch (s) {
                 case "GRANTED" -> new Acquired(Acquired.Kind.GRANTED, num(r.get(1)), r.size() > 2 ? num(r.get(2)) : -1);
@@ -130,7 +132,9 @@ final class Protocol {
 
     /** Releases {@code permits} of a grant ("" rest id and 0: all of it); false when Redis did not hold it. */
     CompletableFuture<Boolean> release(String grantId, String restId, long permits) {
-        return call(Script.RELEASE, grantId, restId, Long.toString(permits)).thenApply(Protocol::ok);
+        // A whole grant is the common case: its id alone (every argument costs Redis a string per call).
+        return (restId.isEmpty() ? call(Script.RELEASE, grantId) : call(Script.RELEASE, grantId, restId,
+                Long.toString(permits))).thenApply(Protocol::ok);
     }
 
     CompletableFuture<Boolean> split(String grantId, String keepId, String newId, long permits) {
@@ -195,16 +199,20 @@ final class Protocol {
 
     /** A raw call, for the protocol tests. */
     CompletableFuture<List<Object>> raw(Script script, String... args) {
-        String[] all = new String[args.length + 3];
-        all[0] = initLimit;
-        all[1] = initMax;
-        all[2] = initIdle;
-        System.arraycopy(args, 0, all, 3, args.length);
-        return owner.eval(script, keys, all, direct);
+        String[] all = new String[args.length + 1];
+        all[0] = create;
+        System.arraycopy(args, 0, all, 1, args.length);
+        return owner.eval(script, script == Script.UPGRADE ? upgradeKeys : keys, all, direct);
     }
 
+    /**
+     * Runs {@code script}; a semaphore of an older schema (the reply ERR_UPGRADE, given before the script
+     * changed anything) is upgraded in place first (upgrade.lua), then the script runs again.
+     */
     private CompletableFuture<List<Object>> call(Script script, String... args) {
-        return raw(script, args).thenApply(this::checked);
+        return raw(script, args).thenCompose(r -> "ERR_UPGRADE".equals(str(r.get(0)))
+                ? raw(Script.UPGRADE).thenApply(this::checked).thenCompose(u -> raw(script, args))
+                : CompletableFuture.completedFuture(r)).thenApply(this::checked);
     }
 
     private List<Object> checked(List<Object> r) {
@@ -212,6 +220,10 @@ final class Protocol {
         if ("ERR_MISSING".equals(status)) {
             throw new RedisSemaphoreException(describe + ": the semaphore does not exist in Redis (key " + keys[0]
                     + " is missing) and this handle was built with createIfMissing(false)", null);
+        }
+        if ("ERR_UPGRADE".equals(status)) {
+            throw new RedisSemaphoreException(describe + ": the semaphore is still of an older schema after "
+                    + "upgrade.lua ran", null);
         }
         if ("ERR_CORRUPT".equals(status)) {
             throw new RedisSemaphoreException(describe + ": the key does not hold a semaphore: " + str(r.get(1)), null);

@@ -13,7 +13,7 @@ import java.util.HexFormat;
  * clock), the operation's fast path (the part of its file before the line {@value #COMMON}, if it has
  * one), {@code common.lua} (everything else every script shares), then the rest of the operation. A fast
  * path that returns early never defines common.lua's functions, which would cost Redis more than the
- * path itself. Run as EVALSHA by its SHA-1, with EVAL as the fallback when the server does not know it
+ * path itself. {@link #UPGRADE} is the exception: one file, run only when a script finds an older schema. Run as EVALSHA by its SHA-1, with EVAL as the fallback when the server does not know it
  * (NOSCRIPT: first use, or after a restart or {@code SCRIPT FLUSH}).
  */
 enum Script {
@@ -26,7 +26,9 @@ enum Script {
     RENEW("renew"),
     SET_LIMIT("set_limit"),
     CLOSE("close"),
-    STATUS("status");
+    STATUS("status"),
+    /** Rewrites a semaphore of an older schema in place; alone, with the older schemas' keys (upgrade.lua). */
+    UPGRADE("upgrade");
 
     /** The line of an operation's file where common.lua goes (else: before the whole file). */
     static final String COMMON = "--@common";
@@ -42,7 +44,7 @@ enum Script {
     String source() {
         String s = source;
         if (s == null) {
-            s = compose(read("prelude.lua"), read("common.lua"), read(file + ".lua"));
+            s = this == UPGRADE ? read(file + ".lua") : compose(read("prelude.lua"), read("common.lua"), read(file + ".lua"));
             sha = sha1(s);
             source = s;
         }

@@ -21,13 +21,14 @@
  * {@code expireWhenIdle} (see {@link dev.sema.redis.RedisSemaphore.Builder}).
  *
  * <h2>Design</h2>
- * <p>Semaphore {@code N} is six keys sharing the hash tag {@code {N}}: {@code sem:{N}:meta} (one binary
- * string, schema version 3: limit, ceiling, permits used, last fencing token, queue counter, closed flag,
- * idle expiry, the next deadline and the queue length), {@code holders} (grant id to permits, token and
- * owner), {@code leases} (grant id to lease deadline), {@code queue} (waiter id in arrival order),
- * {@code waiters} (waiter id to request) and {@code wlive} (waiter id to liveness deadline). Every
+ * <p>Semaphore {@code N} is four keys sharing the hash tag {@code {N}}: {@code sem:{N}:meta} (one binary
+ * string, schema version 4: limit, ceiling, permits used, last fencing token, queue counter, closed flag,
+ * idle expiry, the next deadline and the queue length), {@code holders} (id to a grant's permits, token
+ * and owner, or to a queued request), {@code leases} (id to deadline: a grant's lease, a queued request's
+ * liveness) and {@code queue} (waiter id in arrival order). Serving a request rewrites its entry and its
+ * deadline in place, and one scan ends both expired leases and dead waiters. Every
  * operation is one Lua script, atomic in Redis: ACQUIRE, RELEASE, SPLIT, MERGE, FORGET, CANCEL, RENEW,
- * SET_LIMIT, CLOSE and STATUS. Expired leases and dead waiters are ended (at most 64 of each per call) by
+ * SET_LIMIT, CLOSE and STATUS. Expired leases and dead waiters are ended (at most 64 per call) by
  * the next script that finds the stored next deadline reached, and the queue is served by every script
  * that finds it non-empty, so a crashed process's permits come back through the next script of anyone,
  * and the waiters' own heartbeats make sure there is one. Deadlines are taken from Redis's {@code TIME}
@@ -37,10 +38,16 @@
  * <p>What one operation costs Redis is the fleet's budget, so the common cases are short: an uncontended
  * ACQUIRE reads the meta value, the clock, writes the grant, its lease and the meta value (6 commands,
  * EVALSHA included); a RELEASE with nobody queued reads the meta value and the grant, deletes the grant and
- * its lease and writes the meta value, without reading the clock (6). These fast paths run before the
- * shared functions of {@code common.lua} are even defined. A semaphore of an older schema (1 or 2, a hash)
- * is upgraded in place by the first script that meets it; a client of that older schema then refuses it
- * with a clear error rather than serve the queue out of order.
+ * its lease and writes the meta value, without reading the clock (6). Under contention the two common
+ * cases are short too: an ACQUIRE that must queue writes its entry, its place in the queue, its deadline
+ * and the meta value (7); a RELEASE that hands its permits to the head of the queue rewrites the head's
+ * entry and deadline in place and sends one message (13). These fast paths run before the shared
+ * functions of {@code common.lua} are even defined, and every count they give Redis is already text. A
+ * semaphore of an older schema (1 or 2, a hash; 3, queued requests in keys of their own) is upgraded in
+ * place: a script that meets one replies ERR_UPGRADE before it changes anything, and the client runs
+ * {@code upgrade.lua}, which declares the older keys, then the script again. A client of an older schema
+ * then refuses the semaphore with a clear error rather than serve the queue out of order, so a fleet
+ * upgrades every process of a semaphore's users before they share it again.
  *
  * <p>The queue is served in strict FIFO order inside Redis: a release hands the permits to the waiters
  * that fit and sends one message to each process that was granted (channel
@@ -102,8 +109,9 @@
  * they send only to handles of a cluster whose masters all ran Redis 7 or newer when the handle's
  * {@link dev.sema.redis.RedisSemaphores} connected; its failure is ignored (a node of an older version
  * must never fail an operation: the handle's heartbeat reports the outcome instead). Each
- * script touches only the six keys it is passed, which share the hash tag {@code {N}}, and publishes only
- * to {@code sem:{N}:wake:*} channels, which share it too: in Redis Cluster one semaphore is one slot, so
+ * script touches only the keys it is passed (four; six for {@code upgrade.lua}), which share the hash
+ * tag {@code {N}}, and publishes only to {@code sem:{N}:wake:*} channels, which share it too: in Redis
+ * Cluster one semaphore is one slot, so
  * each operation runs on one master, without CROSSSLOT errors, and Lettuce routes it by its first key.
  * A script is loaded on a master by the first operation that reaches it there (EVALSHA, then EVAL on
  * NOSCRIPT, routed to the same master). When a resharding moves a semaphore's slot, Lettuce follows the

@@ -1,48 +1,65 @@
--- ACQUIRE. ARGV[4..9]: id, clientId, permits, leaseMs, waiterTtlMs, mode ('try' | 'wait' | 'idle' | 'drain').
+-- ACQUIRE. ARGV[2..7]: id, clientId, permits, leaseMs, waiterTtlMs, mode ('try' | 'wait' | 'idle' | 'drain').
 -- Idempotent per id: a replay finds the grant or the queue entry it made and only refreshes it.
 -- 'drain' (permits 0) takes every permit available, whatever the queue: fewer available never makes the
 -- head fit (S2).
 -- Replies: {'GRANTED', token} | {'GRANTED', token, permits} (a replay of a held grant, a drain) | {'QUEUED'}
--- | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}
-local id, cid, permits, lease, ttl, mode =
-    ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
--- Fast path: open, nobody queued (so id is not queued, S3), no idle expiry to set, enough free, and
--- nothing due (S4). HSETNX writes the grant and tells a replay (id held already) in one command; a replay,
--- like every other case, goes on to the full path.
-if mode ~= 'idle' and closed == 0 and qlen == 0 and idle == 0 and permits > 0 and permits <= max
-    and limit - used >= permits then
+-- | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}; the fast paths reply token (an integer:
+-- GRANTED) and 'QUEUED' without the table, which costs Redis a conversion of its own.
+local id, cid, permits, lease, mode = ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7]
+-- Fast paths: open, no idle expiry to set, a count within the ceiling, and nothing due (S4, so there is
+-- nothing to reap and the head still does not fit, S2). HSETNX writes the entry and tells a replay (id
+-- held or queued already) in one command; a replay, like every other case, goes on to the full path.
+-- The meta value is written without KEEPTTL: with no idle expiry, nothing gives it a time-to-live.
+if mode ~= 'idle' and mode ~= 'drain' and closed == 0 and idle == 0 and permits > 0 and permits <= max then
   local t = redis.call('TIME')
-  NOW_MS = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  NOW_US = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local tok = math.max(fence + 1, NOW_US)
-  if NOW_MS < due and redis.call('HSETNX', K_HOLD, id, struct.pack('<dd', permits, tok) .. cid) == 1 then
-    local d = NOW_MS + lease
-    redis.call('ZADD', K_LEASE, d, id)
-    redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, used + permits, tok, seq, closed, idle,
-        math.min(due, d), qlen), 'KEEPTTL') -- S4: due no later than the new lease
-    return {'GRANTED', tok}
+  local s, us = tonumber(t[1]), tonumber(t[2])
+  NOW_MS = s * 1000 + (us - us % 1000) / 1000
+  NOW_US = s * 1000000 + us
+  if NOW_MS < due then
+    if qlen == 0 and limit - used >= permits then
+      -- Nobody queued (so id is not queued, S3) and enough free: the grant.
+      local tok = fence + 1 < NOW_US and NOW_US or fence + 1
+      if redis.call('HSETNX', K_HOLD, id, struct.pack('<dd', permits, tok) .. cid) == 1 then
+        local d = NOW_MS + lease
+        redis.call('ZADD', K_LEASE, string.format('%d', d), id)
+        redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, used + permits, tok, seq, closed,
+            idle, (d < due and d or due), qlen)) -- S4: due no later than the new lease
+        return tok
+      end
+    elseif mode == 'wait' and (qlen > 0 or limit - used < permits) then
+      -- It must queue: a new tail never changes the head, which does not fit (S2), so nobody is served.
+      if redis.call('HSETNX', K_HOLD, id, struct.pack('<dd', -1 - permits, lease) .. cid) == 1 then
+        local d = NOW_MS + tonumber(ARGV[6])
+        redis.call('ZADD', K_QUEUE, string.format('%d', seq + 1), id)
+        redis.call('ZADD', K_LEASE, string.format('%d', d), id)
+        redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, used, fence, seq + 1, closed, idle,
+            (d < due and d or due), qlen + 1))
+        return 'QUEUED'
+      end
+    end
   end
 end
 --@common
+local ttl = tonumber(ARGV[6])
 local err = begin(id)
 if err then
   return err
 end
 local h = redis.call('HGET', K_HOLD, id)
 if h then
-  local p, tok = parse_holder(h)
-  renew_lease(id, lease)
-  return done({'GRANTED', tok, fmt(p)})
-end
-if is_queued(id) then
-  renew_waiter(id, ttl)
+  local a, b = parse_entry(h)
+  if a > 0 then -- held: a replay of a grant
+    renew_deadline(id, lease)
+    return done({'GRANTED', b, fmt(a)})
+  end
+  renew_deadline(id, ttl) -- queued: a replay of a request
   return done({'QUEUED'})
 end
 if mode == 'idle' then
   if M.used == 0 and M.qlen == 0 then
     return done({'IDLE'})
   end
-  enqueue(id, 0, cid, 0, 'i', ttl)
+  enqueue(id, 0, cid, 0, ttl)
   return done({'QUEUED'})
 end
 if M.closed ~= 0 then
@@ -73,5 +90,5 @@ if mode == 'try' then
   return done({'NOT_AVAILABLE'})
 end
 -- A new tail never changes the head, which does not fit: nothing to serve.
-enqueue(id, permits, cid, lease, 'a', ttl)
+enqueue(id, permits, cid, lease, ttl)
 return done({'QUEUED'})

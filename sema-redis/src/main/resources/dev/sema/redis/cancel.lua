@@ -1,12 +1,12 @@
--- CANCEL. ARGV[4]: id. Withdraws a queued request; a grant that raced with the cancel is released.
+-- CANCEL. ARGV[2]: id. Withdraws a queued request; a grant that raced with the cancel is released.
 -- Replies: {'CANCELLED'} | {'WAS_GRANTED_RELEASED'} | {'NOT_FOUND'}
-local id = ARGV[4]
+local id = ARGV[2]
 local err = begin(id)
 if err then
   return err
 end
 if is_queued(id) then
-  remove_waiter(id)
+  remove_waiter(id, true)
   grant_loop()
   return done({'CANCELLED'})
 end

@@ -3,41 +3,50 @@
 -- The fast paths use only the prelude's few functions, because defining this file's functions costs
 -- Redis more than an uncontended acquire or release does itself.
 --
--- KEYS: 1 meta (STRING), 2 holders (HASH grantId -> permits, token, clientId), 3 leases (ZSET grantId ->
--- lease deadline in server ms), 4 queue (ZSET waiterId -> arrival seq), 5 waiters (HASH waiterId ->
--- 'permits|clientId|leaseMs|kind', kind 'a' = acquire, 'i' = awaitIdle), 6 wlive (ZSET waiterId ->
--- liveness deadline in server ms). All share the hash tag {name}.
--- ARGV[1], ARGV[2], ARGV[3]: limit, ceiling and idle expiry (ms, '0' = never) to create the semaphore
--- with if its meta key is missing ('' = do not create). The operation's own arguments start at ARGV[4].
--- meta (a STRING, binary): struct '<Bddddddddd', the schema version 3, then the limit, the ceiling, the
+-- KEYS (schema 4): 1 meta (STRING), 2 holders (HASH id -> a grant or a queued request, see below), 3 leases
+-- (ZSET id -> deadline in server ms: a grant's lease, a queued request's liveness), 4 queue (ZSET
+-- waiterId -> arrival seq). All share the hash tag {name}. One hash and one deadline set for both kinds
+-- of entry: serving a request rewrites its entry and its deadline in place, and one scan reaps both.
+-- ARGV[1]: 'limit ceiling idleExpiryMs' ('0' = never) to create the semaphore with if its meta key is
+-- missing ('' = do not create): one argument, because each costs Redis a string for every call. The
+-- operation's own arguments start at ARGV[2].
+-- meta (a STRING, binary): struct '<Bddddddddd', the schema version 4, then the limit, the ceiling, the
 -- permits held (used), the last token (fence), the last queue seq, closed (0|1), the idle expiry (ms, 0 =
 -- never), due (see S4) and qlen (see S3). Binary, read and written in C by Redis's struct library, because
 -- one GET and one SET without decimal parsing and formatting cost Redis the least; STATUS reports it.
--- holders values are binary too: struct '<dd' (permits, token) followed by the clientId.
+-- holders values are binary too: struct '<dd' followed by the clientId. A grant: its permits (>= 1) and
+-- its token. A queued request: -1 - its permits (so <= -1; -1 is an awaitIdle, which asks for none) and
+-- the lease its grant will have (ms). The sign tells them apart.
 --
 -- Invariants kept by every script:
---  S1: used == sum of the permits in holders; one lease per holder; 0 <= limit <= max.
+--  S1: used == sum of the permits of the grants in holders; one deadline in leases per entry in holders;
+--      0 <= limit <= max.
 --  S2: once a script ends, the head of the queue does not fit (an acquire head asks more than
 --      limit - used, an idle head finds used > 0).
---  S3: qlen == ZCARD queue == HLEN waiters == ZCARD wlive, so a script that finds qlen == 0 knows the
---      queue is empty (and that a request id is not queued) without reading it.
---  S4: due <= every deadline in leases and wlive: nothing can have expired while the server clock is
---      below it, so the expiry scan runs only once it is reached, and then sets due anew from the two
---      earliest deadlines. Pushing a deadline out leaves due a lower bound; setting one earlier lowers due.
+--  S3: qlen == ZCARD queue == the number of queued requests in holders, so a script that finds qlen == 0
+--      knows that the queue is empty and that every entry in holders is a grant, without reading them.
+--  S4: due <= every deadline in leases: nothing can have expired while the server clock is below it, so
+--      the expiry scan runs only once it is reached, and then sets due anew from the earliest deadline.
+--      Pushing a deadline out leaves due a lower bound; setting one earlier lowers due. Since S2 held when
+--      the last script ended and only an expiry frees permits between scripts, a script whose clock is
+--      below due finds the head still not fitting, and serves the queue only after changing it; one that
+--      scans serves it (which also mends a queue changed from outside, or by an upgrade, upgrade.lua).
 --  S5: a script reads the server clock (TIME) only when it needs it: to stamp a deadline or a token, to
 --      reap, to serve the queue, or to set an idle expiry. A RELEASE with nobody queued needs none of
 --      these: expired leases wait for the next script that reads the clock, and only acquires, which
 --      read it, could use the permits they hold.
--- Every count is an integer below 2^53, exact in a Lua double, and is stored with
--- string.format('%.0f') (tostring would print 1.7e+15).
+-- Every count is an integer below 2^53, exact in a Lua double. One that goes into a command or a reply as
+-- text is formatted with string.format('%d') (integer printing, exact below 2^63: tostring would print
+-- 1.7e+15, and a number given to redis.call is printed with '%.17g', which costs Redis more than twice
+-- as much).
 -- Idle expiry (meta field 'idle' > 0, set at creation): once a script ends, every key of the semaphore
--- expires 'idle' ms after the last lease or waiter deadline still ahead (now, when nobody holds or
--- waits), so a semaphore left alone, or whose holders all died, disappears with all its keys at once.
+-- expires 'idle' ms after the last deadline still ahead (now, when nobody holds or waits), so a
+-- semaphore left alone, or whose holders all died, disappears with all its keys at once.
 --
 -- Defined in prelude.lua: the keys, the meta value's format and the meta fields, read into locals.
 
 local PREFIX = string.sub(K_META, 1, -5) -- 'sem:{name}:'
-local REAP_BATCH = 64
+local REAP_BATCH = '64' -- a string, as every count given to a command (see fmt)
 local M = nil -- the meta fields, copied from the prelude's locals by begin()
 local dirty = false -- whether this script changed M, written back by save_meta()
 local notices = {}
@@ -45,7 +54,7 @@ local notice_order = {}
 local SELF = nil -- the id the caller asked about: it learns its outcome from the reply, not a message
 
 local function fmt(n)
-  return string.format('%.0f', n)
+  return string.format('%d', n)
 end
 
 -- Only the server's clock: deadlines are server ms, tokens have a server us floor. Read once, when
@@ -53,8 +62,9 @@ end
 local function now()
   if not NOW_MS then
     local time = redis.call('TIME')
-    NOW_MS = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    NOW_US = tonumber(time[1]) * 1000000 + tonumber(time[2])
+    local s, us = tonumber(time[1]), tonumber(time[2])
+    NOW_MS = s * 1000 + math.floor(us / 1000)
+    NOW_US = s * 1000000 + us
   end
   return NOW_MS
 end
@@ -82,16 +92,12 @@ end
 -- Idle expiry (see the header): every key lives until the last deadline still ahead, plus 'idle'.
 local function expire_when_idle()
   local horizon = now()
-  local l = redis.call('ZRANGE', K_LEASE, -1, -1, 'WITHSCORES')
+  local l = redis.call('ZRANGE', K_LEASE, '-1', '-1', 'WITHSCORES')
   if l[2] then
     horizon = math.max(horizon, tonumber(l[2]))
   end
-  local w = redis.call('ZRANGE', K_WLIVE, -1, -1, 'WITHSCORES')
-  if w[2] then
-    horizon = math.max(horizon, tonumber(w[2]))
-  end
   local ttl = fmt(horizon - NOW_MS + M.idle)
-  for _, k in ipairs({K_META, K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE}) do
+  for _, k in ipairs({K_META, K_HOLD, K_LEASE, K_QUEUE}) do
     redis.call('PEXPIRE', k, ttl)
   end
 end
@@ -147,75 +153,79 @@ local function next_fence()
   return f
 end
 
--- Returns permits, token, clientId.
-local function parse_holder(h)
-  local p, tok = struct.unpack('<dd', h)
-  return p, tok, string.sub(h, 17)
+-- A holders value: a grant's permits (>= 1), token and clientId, or a queued request's -1 - permits,
+-- lease (ms) and clientId (see the header).
+local function parse_entry(h)
+  local a, b = struct.unpack('<dd', h)
+  return a, b, string.sub(h, 17)
 end
 
-local function parse_waiter(w)
-  local p, cid, lease, kind = string.match(w, '^(%d+)|([^|]*)|(%d+)|(%a)$')
-  return tonumber(p), cid, tonumber(lease), kind
-end
-
--- The rest of a grant whose holders entry is written already (HSETNX on the acquire fast path).
-local function holder_added(id, p, deadline)
-  redis.call('ZADD', K_LEASE, deadline, id)
-  deadline_set(deadline)
-  set('used', M.used + p)
+-- The grant held under id: its permits, token and clientId; nil if id is not a grant.
+local function get_grant(id)
+  local h = redis.call('HGET', K_HOLD, id)
+  if h then
+    local p, tok, cid = parse_entry(h)
+    if p > 0 then
+      return p, tok, cid
+    end
+  end
+  return nil
 end
 
 local function add_holder(id, p, tok, cid, deadline)
   redis.call('HSET', K_HOLD, id, struct.pack('<dd', p, tok) .. cid)
-  holder_added(id, p, deadline)
+  redis.call('ZADD', K_LEASE, fmt(deadline), id)
+  deadline_set(deadline)
+  set('used', M.used + p)
+end
+
+-- Ends the grant id whose permits are p.
+local function drop_holder(id, p)
+  redis.call('HDEL', K_HOLD, id)
+  redis.call('ZREM', K_LEASE, id)
+  set('used', M.used - p)
 end
 
 -- Removes a grant; returns permits, token, clientId and, when asked for, its lease deadline; nil if it
 -- is not held.
 local function remove_holder(id, want_deadline)
-  local h = redis.call('HGET', K_HOLD, id)
-  if not h then
+  local p, tok, cid = get_grant(id)
+  if not p then
     return nil
   end
-  local p, tok, cid = parse_holder(h)
   local deadline = nil
   if want_deadline then
     deadline = tonumber(redis.call('ZSCORE', K_LEASE, id)) or now()
   end
-  redis.call('HDEL', K_HOLD, id)
-  redis.call('ZREM', K_LEASE, id)
-  set('used', M.used - p)
+  drop_holder(id, p)
   return p, tok, cid, deadline
 end
 
--- Pushes out the lease of a held grant.
-local function renew_lease(id, lease)
-  local d = now() + lease
-  redis.call('ZADD', K_LEASE, 'XX', d, id)
+-- Pushes out a deadline: the lease of a held grant, the liveness of a queued request.
+local function renew_deadline(id, ms)
+  local d = now() + ms
+  redis.call('ZADD', K_LEASE, 'XX', fmt(d), id)
   deadline_set(d)
 end
 
-local function renew_waiter(id, ttl)
-  local d = now() + ttl
-  redis.call('ZADD', K_WLIVE, 'XX', d, id)
-  deadline_set(d)
-end
-
--- Queues a request that is neither queued nor held.
-local function enqueue(id, p, cid, lease, kind, ttl)
+-- Queues a request that is neither queued nor held; p 0 is an awaitIdle.
+local function enqueue(id, p, cid, lease, ttl)
   set('seq', M.seq + 1)
-  redis.call('ZADD', K_QUEUE, M.seq, id)
-  redis.call('HSET', K_WAIT, id, fmt(p) .. '|' .. cid .. '|' .. fmt(lease) .. '|' .. kind)
+  redis.call('ZADD', K_QUEUE, fmt(M.seq), id)
+  redis.call('HSET', K_HOLD, id, struct.pack('<dd', -1 - p, lease) .. cid)
   local d = now() + ttl
-  redis.call('ZADD', K_WLIVE, d, id)
+  redis.call('ZADD', K_LEASE, fmt(d), id)
   deadline_set(d)
   set('qlen', M.qlen + 1)
 end
 
-local function remove_waiter(id)
+-- Takes a request out of the queue; its entry goes too if it is a queued request (S1, S3).
+local function remove_waiter(id, entry)
   local queued = redis.call('ZREM', K_QUEUE, id)
-  redis.call('HDEL', K_WAIT, id)
-  redis.call('ZREM', K_WLIVE, id)
+  if entry then
+    redis.call('HDEL', K_HOLD, id)
+    redis.call('ZREM', K_LEASE, id)
+  end
   if queued == 1 then
     set('qlen', M.qlen - 1)
   end
@@ -226,75 +236,80 @@ local function is_queued(id)
   return M.qlen > 0 and redis.call('ZSCORE', K_QUEUE, id)
 end
 
--- Ends expired leases and dead waiters, at most REAP_BATCH of each per call (the next call goes on),
--- once the clock has reached due, and then sets due anew (S4).
+-- Ends expired leases and dead waiters, at most REAP_BATCH per call (the next call goes on), once the
+-- clock has reached due, and then sets due anew (S4). Returns whether it scanned.
 local function reap()
   if now() < M.due then
-    return
+    return false
   end
-  local ids = redis.call('ZRANGEBYSCORE', K_LEASE, '-inf', NOW_MS, 'LIMIT', 0, REAP_BATCH)
+  local ids = redis.call('ZRANGEBYSCORE', K_LEASE, '-inf', fmt(NOW_MS), 'LIMIT', '0', REAP_BATCH)
   for _, id in ipairs(ids) do
-    if not remove_holder(id, false) then
+    local h = redis.call('HGET', K_HOLD, id)
+    if not h then
       redis.call('ZREM', K_LEASE, id)
+    else
+      local p = struct.unpack('<d', h)
+      if p > 0 then
+        drop_holder(id, p)
+      else
+        remove_waiter(id, true)
+      end
     end
   end
-  ids = redis.call('ZRANGEBYSCORE', K_WLIVE, '-inf', NOW_MS, 'LIMIT', 0, REAP_BATCH)
-  for _, id in ipairs(ids) do
-    remove_waiter(id)
-  end
   local due = NEVER
-  local l = redis.call('ZRANGE', K_LEASE, 0, 0, 'WITHSCORES')
+  local l = redis.call('ZRANGE', K_LEASE, '0', '0', 'WITHSCORES')
   if l[2] then
-    due = math.min(due, tonumber(l[2]))
-  end
-  local w = redis.call('ZRANGE', K_WLIVE, 0, 0, 'WITHSCORES')
-  if w[2] then
-    due = math.min(due, tonumber(w[2]))
+    due = tonumber(l[2])
   end
   set('due', due)
+  return true
 end
 
--- Grants head waiters while they fit, in strict arrival order: stops at the first that does not.
+-- Grants head waiters while they fit, in strict arrival order: stops at the first that does not. A
+-- grant rewrites the request's entry and deadline in place.
 local function grant_loop()
   while M.qlen > 0 do
-    local head = redis.call('ZRANGE', K_QUEUE, 0, 0)[1]
+    local head = redis.call('ZRANGE', K_QUEUE, '0', '0')[1]
     if not head then
       set('qlen', 0) -- S3 was broken from outside (a key deleted by hand): the queue is empty
       return
     end
-    local w = redis.call('HGET', K_WAIT, head)
-    if not w then
-      remove_waiter(head)
-    else
-      local p, cid, lease, kind = parse_waiter(w)
-      if kind == 'i' then
-        if M.used > 0 then
-          return
-        end
-        remove_waiter(head)
-        notify(cid, head, 'I ' .. head)
-      else
-        if M.limit - M.used < p then
-          return
-        end
-        remove_waiter(head)
-        local tok = next_fence()
-        add_holder(head, p, tok, cid, NOW_MS + lease)
-        notify(cid, head, 'G ' .. head .. ' ' .. fmt(tok))
+    local h = redis.call('HGET', K_HOLD, head)
+    local a, lease, cid = nil, nil, nil
+    if h then
+      a, lease, cid = parse_entry(h)
+    end
+    if not a or a > 0 then
+      remove_waiter(head, false) -- no request under that id (S3 broken from outside): leave the queue
+    elseif a == -1 then
+      if M.used > 0 then
+        return
       end
+      remove_waiter(head, true)
+      notify(cid, head, 'I ' .. head)
+    else
+      local p = -1 - a
+      if M.limit - M.used < p then
+        return
+      end
+      redis.call('ZREM', K_QUEUE, head)
+      set('qlen', M.qlen - 1)
+      local tok = next_fence()
+      add_holder(head, p, tok, cid, NOW_MS + lease)
+      notify(cid, head, 'G ' .. head .. ' ' .. fmt(tok))
     end
   end
 end
 
--- Takes the state the prelude read, reaps, and serves the queue; returns nil (errors are the prelude's).
+-- Takes the state the prelude read, reaps, and serves the queue if the clock has reached due (S4);
+-- returns nil (errors are the prelude's).
 -- A script that may leave the clock unread (S5) passes lazy: it reaps and serves only when someone is
 -- queued or the semaphore expires when idle, the cases in which it reads the clock anyway.
 local function begin(self_id, lazy)
   SELF = self_id
   M = {limit = limit, max = max, used = used, fence = fence, seq = seq, closed = closed, idle = idle,
        due = due, qlen = qlen}
-  if not lazy or M.qlen > 0 or M.idle > 0 then
-    reap()
+  if (not lazy or M.qlen > 0 or M.idle > 0) and reap() then
     grant_loop()
   end
   return nil

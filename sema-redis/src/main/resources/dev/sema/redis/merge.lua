@@ -1,9 +1,9 @@
--- MERGE. ARGV[4..6]: targetId ('' if the target holds nothing), otherId, newId.
+-- MERGE. ARGV[2..4]: targetId ('' if the target holds nothing), otherId, newId.
 -- The merged grant holds both parts under newId, with the larger of the two tokens and the later
 -- lease deadline. Replies: {'OK', token, permits, lostMask} (lostMask: LOST_TARGET, the target part was
 -- gone, plus LOST_OTHER, the other part was gone; the same constants as Protocol.java) | {'NOT_HELD'}
 local LOST_TARGET, LOST_OTHER = 1, 2
-local target, other, new_id = ARGV[4], ARGV[5], ARGV[6]
+local target, other, new_id = ARGV[2], ARGV[3], ARGV[4]
 local err = begin(nil)
 if err then
   return err
@@ -14,9 +14,8 @@ if target ~= '' then
 end
 local pb, tb, cb, db = remove_holder(other, true)
 if not pa and not pb then
-  local h = redis.call('HGET', K_HOLD, new_id)
-  if h then
-    local p, t = parse_holder(h)
+  local p, t = get_grant(new_id)
+  if p then
     return done({'OK', t, fmt(p), 0})
   end
   return done({'NOT_HELD'})

@@ -3,8 +3,8 @@
 -- formatting. The fast paths of ACQUIRE and RELEASE need nothing more; the keys, the meta value and the
 -- invariants S1-S5 every script keeps are described in common.lua.
 
-local K_META, K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local VERSION = 3
+local K_META, K_HOLD, K_LEASE, K_QUEUE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local VERSION = 4
 local META = '<Bddddddddd' -- version, then limit, max, used, fence, seq, closed, idle, due, qlen
 local META_SIZE = 73
 local NEVER = 9007199254740991 -- 2^53 - 1: 'due' when no deadline is stored
@@ -15,17 +15,22 @@ local CREATED = false -- this script created the semaphore (its meta is written 
 local limit, max, used, fence, seq, closed, idle, due, qlen
 
 -- Reads the meta value: one GET, which also checks the schema. Creates the semaphore when the key is
--- missing and the caller gave its limit; upgrades schemas 1 and 2 (a hash, holders in decimal) in place.
+-- missing and the caller gave its limit. A semaphore of an older schema (1 or 2: a hash; 3: waiters in
+-- keys of their own) is left alone: the reply ERR_UPGRADE asks the client to run upgrade.lua, which
+-- declares the older keys, and then this script again.
 -- Inline, not a function: a fast path that returns early defines no function at all.
 do
   local v = redis.pcall('GET', K_META)
   local err = nil
   if type(v) == 'string' then
-    if #v == META_SIZE and string.byte(v) == VERSION then
+    local ver = string.byte(v)
+    if #v == META_SIZE and ver == VERSION then
       local _
       _, limit, max, used, fence, seq, closed, idle, due, qlen = struct.unpack(META, v)
-    elseif #v > 0 and string.byte(v) < 32 then
-      err = 'has schema version ' .. string.byte(v) .. ', expected ' .. VERSION
+    elseif #v == META_SIZE and ver == 3 then
+      return {'ERR_UPGRADE'}
+    elseif #v > 0 and ver < 32 then
+      err = 'has schema version ' .. ver .. ', expected ' .. VERSION
     else
       err = 'does not hold a semaphore: ' .. string.sub(v, 1, 60)
     end
@@ -34,44 +39,24 @@ do
     if kind ~= 'hash' then
       err = 'is a ' .. kind .. ', not a semaphore'
     else
-      local h = redis.call('HMGET', K_META, 'ver', 'limit', 'max', 'used', 'fence', 'seq', 'closed', 'idle')
-      if h[1] ~= '1' and h[1] ~= '2' then
-        err = 'has schema version ' .. tostring(h[1] or 'none') .. ', expected ' .. VERSION
-      else
-        local fields = {'limit', 'max', 'used', 'fence', 'seq', 'closed'}
-        for i, f in ipairs(fields) do
-          if not err and not tonumber(h[i + 1]) then
-            err = 'field ' .. f .. ' is missing or not a number'
-          end
-        end
-        if not err then
-          -- Schema 1 kept no due and no qlen: derive them (S3, S4). A client of an older schema now finds
-          -- a string and refuses, rather than serve the queue out of order.
-          limit, max, used = tonumber(h[2]), tonumber(h[3]), tonumber(h[4])
-          fence, seq, closed = tonumber(h[5]), tonumber(h[6]), tonumber(h[7])
-          idle, due, qlen = tonumber(h[8]) or 0, 0, redis.call('ZCARD', K_QUEUE)
-          redis.call('DEL', K_META)
-          -- Their holders values were 'permits|token|clientId': rewrite them in binary, once.
-          local hv = redis.call('HGETALL', K_HOLD)
-          for i = 1, #hv, 2 do
-            local p, tok, hcid = string.match(hv[i + 1], '^(%d+)|(%d+)|(.*)$')
-            if p then
-              redis.call('HSET', K_HOLD, hv[i], struct.pack('<dd', tonumber(p), tonumber(tok)) .. hcid)
-            end
-          end
-          CREATED = true
-        end
+      local ver = redis.call('HGET', K_META, 'ver')
+      if ver == '1' or ver == '2' then
+        return {'ERR_UPGRADE'}
       end
+      err = 'has schema version ' .. tostring(ver or 'none') .. ', expected ' .. VERSION
     end
   elseif ARGV[1] == '' then
     return {'ERR_MISSING'}
   else
-    limit, max, used, fence, seq, closed, idle, due, qlen =
-        tonumber(ARGV[1]), tonumber(ARGV[2]), 0, 0, 0, 0, tonumber(ARGV[3]) or 0, NEVER, 0
+    local l, m, i = string.match(ARGV[1], '^(%d+) (%d+) (%d+)$')
+    if not l then
+      return {'ERR_CORRUPT', K_META .. ' cannot be created from "' .. ARGV[1] .. '": not "limit ceiling idleMs"'}
+    end
+    limit, max, used, fence, seq, closed, idle, due, qlen = tonumber(l), tonumber(m), 0, 0, 0, 0, tonumber(i), NEVER, 0
     CREATED = true
     -- The rest of the state went with the meta key (a restart without persistence, a deleted key):
     -- start clean so that S1 and S3 hold. Holders learn on their next renewal.
-    redis.call('DEL', K_HOLD, K_LEASE, K_QUEUE, K_WAIT, K_WLIVE)
+    redis.call('DEL', K_HOLD, K_LEASE, K_QUEUE)
   end
   if err then
     return {'ERR_CORRUPT', K_META .. ' ' .. err}

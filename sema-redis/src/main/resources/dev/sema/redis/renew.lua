@@ -1,31 +1,30 @@
--- RENEW. ARGV[4..7]: clientId, leaseMs, waiterTtlMs, count of held ids; then the held ids, then the
+-- RENEW. ARGV[2..5]: clientId, leaseMs, waiterTtlMs, count of held ids; then the held ids, then the
 -- waiting ids. Pushes out the leases of held grants and the liveness of queued waiters; reports held
 -- grants that are gone (lost), waiters that were granted (heals a lost wake-up message) and waiters that
 -- are neither queued nor held (gone: reaped, closed, lost with the data, or an idle wait that ended).
 -- Reply: {closed, lost[], granted[id, token, ...], gone[]}
-local lease, ttl, n = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local lease, ttl, n = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local err = begin(nil)
 if err then
   return err
 end
 local lost, granted, gone = {}, {}, {}
-for i = 8, 7 + n do
+for i = 6, 5 + n do
   local id = ARGV[i]
-  if redis.call('HEXISTS', K_HOLD, id) == 1 then
-    renew_lease(id, lease)
+  if get_grant(id) then
+    renew_deadline(id, lease)
   else
     lost[#lost + 1] = id
   end
 end
-for i = 8 + n, #ARGV do
+for i = 6 + n, #ARGV do
   local id = ARGV[i]
   if is_queued(id) then
-    renew_waiter(id, ttl)
+    renew_deadline(id, ttl)
   else
-    local h = redis.call('HGET', K_HOLD, id)
-    if h then
-      local _, tok = parse_holder(h)
-      renew_lease(id, lease)
+    local p, tok = get_grant(id)
+    if p then
+      renew_deadline(id, lease)
       granted[#granted + 1] = id
       granted[#granted + 1] = tok
     else

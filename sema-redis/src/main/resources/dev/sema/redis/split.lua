@@ -1,14 +1,14 @@
--- SPLIT. ARGV[4..7]: grantId, keepId ('' if nothing stays), newId, permits to move (> 0).
+-- SPLIT. ARGV[2..5]: grantId, keepId ('' if nothing stays), newId, permits to move (> 0).
 -- Both parts keep the grant's token and lease deadline; nothing is released, so nobody is served.
 -- Replies: {'OK'} | {'NOT_HELD'}
-local id, keep_id, new_id, k = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
+local id, keep_id, new_id, k = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 local err = begin(nil)
 if err then
   return err
 end
 local p, tok, cid, deadline = remove_holder(id, true)
 if not p then
-  if redis.call('HEXISTS', K_HOLD, new_id) == 1 then
+  if get_grant(new_id) then
     return done({'OK'})
   end
   return done({'NOT_HELD'})

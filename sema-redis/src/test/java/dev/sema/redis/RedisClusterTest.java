@@ -125,7 +125,7 @@ class RedisClusterTest {
 
             int slot = SlotHash.getSlot(name);
             List<String> keys = new ArrayList<>();
-            for (String k : List.of("meta", "holders", "leases", "queue", "waiters", "wlive")) {
+            for (String k : List.of("meta", "holders", "leases", "queue")) {
                 keys.add("sem:{" + name + "}:" + k);
             }
             String channel = ((LettuceSemaphore) sb).channel();
@@ -133,8 +133,8 @@ class RedisClusterTest {
                 assertThat(cluster.node(master).clusterKeyslot(k)).as(k).isEqualTo(slot);
             }
             assertThat(cluster.node(master).clusterKeyslot(channel)).as(channel).isEqualTo(slot);
-            assertThat(cluster.node(master).exists(keys.toArray(String[]::new))).as("all six keys on master " + master)
-                    .isEqualTo(6);
+            assertThat(cluster.node(master).exists(keys.toArray(String[]::new))).as("all four keys on master " + master)
+                    .isEqualTo(4);
             // The wake-up subscription: sharded, on the semaphore's own master, from Redis 7 on.
             if (major().equals("6")) {
                 assertThat(b.sharded()).isFalse();
@@ -260,9 +260,16 @@ class RedisClusterTest {
             semaphores.add(a.semaphore(name).permits(2).build());
         }
         for (int i = 0; i < MASTERS; i++) {
-            cluster.node(i).scriptFlush();
-            // ACQUIRE only: a release still in flight from an earlier test's close may load RELEASE again.
-            assertThat(cluster.node(i).scriptExists(Script.ACQUIRE.sha())).containsExactly(false);
+            // ACQUIRE only: a release still in flight from an earlier test's close may load RELEASE again,
+            // and a call of an earlier test still in flight may load ACQUIRE: flush until it is gone.
+            for (int tries = 0; ; tries++) {
+                cluster.node(i).scriptFlush();
+                if (!cluster.node(i).scriptExists(Script.ACQUIRE.sha()).get(0)) {
+                    break;
+                }
+                assertThat(tries).as("ACQUIRE loaded again after every flush on master " + i).isLessThan(20);
+                Thread.sleep(50);
+            }
         }
         for (int i = 0; i < MASTERS; i++) {
             RedisSemaphore s = semaphores.get(i);

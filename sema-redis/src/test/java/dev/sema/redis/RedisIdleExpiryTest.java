@@ -65,7 +65,7 @@ class RedisIdleExpiryTest extends RedisTestSupport {
         CompletableFuture<Permit> waiting = other.acquireAsync();
         awaitQueueLength(s, 1);
         Thread.sleep(2 * IDLE.toMillis() + 500);
-        assertThat(redis.exists(key("queue"), key("waiters"))).isEqualTo(2);
+        assertThat(redis.exists(key("queue"), key("holders"), key("leases"))).isEqualTo(3);
         held.close();
         waiting.get(10, TimeUnit.SECONDS).close();
         await("every key gone", () -> keysOfTheSemaphore() == 0);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sema.Permit;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -114,18 +115,60 @@ class RedisOutageTest extends RedisTestSupport {
         RedisSemaphore s = build(a, 2);
         // FIFO is kept across the upgrade: the queued request is ahead, so nothing is free for a newcomer.
         assertThat(s.tryAcquire(1)).isEmpty();
-        assertThat(metaField(redis, name, "ver")).isEqualTo(3L);
+        assertThat(metaField(redis, name, "ver")).isEqualTo(4L);
         assertThat(s.queueLength()).isEqualTo(1);
         assertThat(heldPermits(redis, name)).containsExactly(2L); // the old grant, rewritten in binary
+        assertThat(redis.exists(p + "waiters", p + "wlive")).isZero();
         checkInvariants();
-        // The old holder's release serves the old waiter first.
-        redis.del(p + "holders");
-        redis.del(p + "leases");
-        setMetaField("used", 0);
-        setMetaField("due", 0);
+        // The old holder dies: once its lease ends, the old waiter is served first.
+        redis.zadd(p + "leases", 1, "old:g");
+        setMetaField("due", 1);
         assertThat(s.tryAcquire(2)).isEmpty(); // the waiter took 1 of the 2 freed
         assertThat(heldPermits(redis, name)).containsExactly(1L);
         checkInvariants();
+    }
+
+    @Test
+    void aSemaphoreOfSchemaThreeIsUpgradedInPlaceWithItsQueueAndTimeToLiveKept() throws Exception {
+        // Schema 3 (sema-redis 0.1.0): the binary meta value of today, but queued requests in keys of their
+        // own (waiters, wlive). A grant of 2, then an acquire of 1 and an awaitIdle queued behind it.
+        String p = "sem:{" + name + "}:";
+        long nowMs = Long.parseLong(redis.time().get(0)) * 1000;
+        redis.eval("redis.call('SET', KEYS[1], struct.pack('<Bddddddddd', 3, 2, 5, 2, 10, 2, 0, 0, ARGV[1], 2))",
+                io.lettuce.core.ScriptOutputType.STATUS, new String[] {p + "meta"}, Long.toString(nowMs + 60_000));
+        redis.pexpire(p + "meta", 3_600_000);
+        redis.eval("redis.call('HSET', KEYS[1], 'old:g', struct.pack('<dd', 2, 10) .. 'old')",
+                io.lettuce.core.ScriptOutputType.STATUS, p + "holders");
+        redis.zadd(p + "leases", nowMs + 60_000, "old:g");
+        redis.zadd(p + "queue", 1, "old:w");
+        redis.zadd(p + "queue", 2, "old:i");
+        redis.hset(p + "waiters", "old:w", "1|old|60000|a");
+        redis.hset(p + "waiters", "old:i", "0|old|0|i");
+        redis.zadd(p + "wlive", nowMs + 70_000, "old:w");
+        redis.zadd(p + "wlive", nowMs + 80_000, "old:i");
+        RedisSemaphore s = build(a, 2);
+        assertThat(s.tryAcquire(1)).isEmpty(); // FIFO kept: both requests are still ahead
+        assertThat(metaField(redis, name, "ver")).isEqualTo(4L);
+        assertThat(s.queueLength()).isEqualTo(2);
+        assertThat(redis.zrange(p + "queue", 0, -1)).containsExactly("old:w", "old:i");
+        assertThat(redis.zscore(p + "leases", "old:w")).isEqualTo(nowMs + 70_000.0); // liveness kept
+        assertThat(redis.zscore(p + "leases", "old:i")).isEqualTo(nowMs + 80_000.0);
+        assertThat(entryFirstField(redis, name, "old:w")).isEqualTo(-2L);
+        assertThat(entryFirstField(redis, name, "old:i")).isEqualTo(-1L);
+        assertThat(redis.exists(p + "waiters", p + "wlive")).isZero();
+        assertThat(redis.pttl(p + "meta")).as("the meta key's time-to-live stays").isPositive();
+        checkInvariants();
+        // The old holder dies: the acquire is served first; the awaitIdle stays behind it.
+        redis.zadd(p + "leases", 1, "old:g");
+        setMetaField("due", 1);
+        assertThat(s.tryAcquire(2)).isEmpty();
+        assertThat(heldPermits(redis, name)).containsExactly(1L);
+        assertThat(s.queueLength()).isEqualTo(1);
+        checkInvariants();
+        // Running the upgrade again changes nothing.
+        List<Object> again = ((LettuceSemaphore) s).protocol().raw(Script.UPGRADE).get(10, TimeUnit.SECONDS);
+        assertThat(Protocol.str(again.get(0))).isEqualTo("OK");
+        assertThat(s.queueLength()).isEqualTo(1);
     }
 
     @Test

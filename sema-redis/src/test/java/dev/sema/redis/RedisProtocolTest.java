@@ -37,8 +37,11 @@ class RedisProtocolTest extends RedisTestSupport {
     void replayedScriptsChangeNothingTwice() {
         RedisSemaphore s = build(a, 10);
         String id = "replay:" + name;
-        assertThat(run(s, Script.ACQUIRE, id, "nobody", "6", "30000", "10000", "wait").get(0)).isEqualTo("GRANTED");
-        assertThat(run(s, Script.ACQUIRE, id, "nobody", "6", "30000", "10000", "wait").get(0)).isEqualTo("GRANTED");
+        // The fast path replies with the token alone; the replay, on the full path, says GRANTED.
+        List<Object> first = run(s, Script.ACQUIRE, id, "nobody", "6", "30000", "10000", "wait");
+        assertThat(first).singleElement().isInstanceOf(Long.class);
+        assertThat(run(s, Script.ACQUIRE, id, "nobody", "6", "30000", "10000", "wait"))
+                .containsExactly("GRANTED", first.get(0), "6");
         assertThat(s.availablePermits()).isEqualTo(4);
         // Release 1 of 6, moving the rest to id2, twice.
         assertThat(run(s, Script.RELEASE, id, id + "-2", "1")).containsExactly("OK");
@@ -64,14 +67,51 @@ class RedisProtocolTest extends RedisTestSupport {
     }
 
     @Test
+    void aReleaseServesTheQueueInOrderWhetherItServesOneWaiterOrMany() throws Exception {
+        // RELEASE serves the head inline when one grant is all the serving there is (common.lua S2), and
+        // runs the full grant loop otherwise: both must serve exactly the waiters that fit, in order.
+        RedisSemaphore sa = build(a, 4);
+        RedisSemaphore sb = build(b, 4);
+        Permit all = sa.acquire(4);
+        CompletableFuture<Permit> one = sb.acquireAsync(1);
+        awaitQueueLength(sa, 1);
+        CompletableFuture<Permit> two = sb.acquireAsync(1);
+        awaitQueueLength(sa, 2);
+        CompletableFuture<Permit> three = sb.acquireAsync(3);
+        awaitQueueLength(sa, 3);
+        checkInvariants();
+        all.close(); // 4 free: the two heads of 1 fit (the loop), the 3 behind them does not
+        Permit p1 = one.get(20, TimeUnit.SECONDS);
+        Permit p2 = two.get(20, TimeUnit.SECONDS);
+        assertThat(three).isNotDone();
+        assertThat(sa.queueLength()).isEqualTo(1);
+        checkInvariants();
+        p1.close(); // 3 free: the only waiter fits (inline)
+        Permit p3 = three.get(20, TimeUnit.SECONDS);
+        assertThat(sa.queueLength()).isZero();
+        checkInvariants();
+        // A release after which the head still does not fit serves nobody.
+        CompletableFuture<Permit> four = sb.acquireAsync(4);
+        awaitQueueLength(sa, 1);
+        p2.close();
+        assertThat(sa.queueLength()).isEqualTo(1);
+        assertThat(four).isNotDone();
+        checkInvariants();
+        p3.close(); // all 4 free: the head fits (inline)
+        four.get(20, TimeUnit.SECONDS).close();
+        assertThat(sa.availablePermits()).isEqualTo(4);
+        checkInvariants();
+    }
+
+    @Test
     void cancelOfAGrantedRequestReleasesItInRedis() {
         RedisSemaphore sa = build(a, 2);
         String id = "test:" + name;
         List<Object> r = run(sa, Script.ACQUIRE, id, "nobody", "2", "30000", "10000", "wait");
-        assertThat(r).containsExactly("GRANTED", r.get(1));
+        assertThat(r).singleElement().isInstanceOf(Long.class); // the fast path: the token alone
         // Replayed: still one grant, and the reply says how many permits it holds.
         assertThat(run(sa, Script.ACQUIRE, id, "nobody", "2", "30000", "10000", "wait"))
-                .containsExactly("GRANTED", r.get(1), "2");
+                .containsExactly("GRANTED", r.get(0), "2");
         assertThat(sa.availablePermits()).isZero();
         assertThat(run(sa, Script.CANCEL, id)).containsExactly("WAS_GRANTED_RELEASED");
         assertThat(run(sa, Script.CANCEL, id)).containsExactly("NOT_FOUND");
@@ -130,9 +170,10 @@ class RedisProtocolTest extends RedisTestSupport {
         String queue = "sem:{" + name + "}:queue";
         String id = redis.zrange(queue, 0, 0).get(0);
         Double seq = redis.zscore(queue, id);
-        double firstLiveness = redis.zscore("sem:{" + name + "}:wlive", id);
+        // A queued request's liveness deadline is kept in leases (schema 4).
+        double firstLiveness = redis.zscore("sem:{" + name + "}:leases", id);
         await("liveness pushed past three time-to-lives", () -> {
-            Double d = redis.zscore("sem:{" + name + "}:wlive", id);
+            Double d = redis.zscore("sem:{" + name + "}:leases", id);
             return d != null && d > firstLiveness + 900;
         });
         assertThat(redis.zscore(queue, id)).as("still the same entry, never re-queued").isEqualTo(seq);

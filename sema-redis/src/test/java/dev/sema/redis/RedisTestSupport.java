@@ -140,28 +140,28 @@ abstract class RedisTestSupport {
         long used = meta.get("used");
         assertThat(limit).as("limit").isBetween(0L, max);
         long sum = heldPermits(redis, semaphore).stream().mapToLong(Long::longValue).sum();
-        assertThat(used).as("used == sum of holders").isEqualTo(sum);
-        assertThat(redis.zcard(p + "leases")).as("one lease per holder").isEqualTo(redis.hlen(p + "holders"));
+        assertThat(used).as("used == sum of grants (S1)").isEqualTo(sum);
+        assertThat(redis.zcard(p + "leases")).as("one deadline per entry (S1)").isEqualTo(redis.hlen(p + "holders"));
         long queued = redis.zcard(p + "queue");
-        assertThat(redis.hlen(p + "waiters")).as("waiters").isEqualTo(queued);
-        assertThat(redis.zcard(p + "wlive")).as("wlive").isEqualTo(queued);
+        List<Long> requests = requestedPermits(redis, semaphore);
+        assertThat((long) requests.size()).as("queued requests in holders (S3)").isEqualTo(queued);
+        for (String id : redis.zrange(p + "queue", 0, -1)) {
+            assertThat(entryFirstField(redis, semaphore, id)).as("queued " + id + " is a request in holders")
+                    .isNotNull().isNegative();
+        }
         assertThat(meta.get("qlen")).as("qlen == queue length (S3)").isEqualTo(queued);
         long due = meta.get("due");
-        for (String z : List.of("leases", "wlive")) {
-            List<ScoredValue<String>> first = redis.zrangeWithScores(p + z, 0, 0);
-            if (!first.isEmpty()) {
-                assertThat(due).as("due <= the earliest deadline in " + z + " (S4)")
-                        .isLessThanOrEqualTo((long) first.get(0).getScore());
-            }
+        List<ScoredValue<String>> first = redis.zrangeWithScores(p + "leases", 0, 0);
+        if (!first.isEmpty()) {
+            assertThat(due).as("due <= the earliest deadline (S4)").isLessThanOrEqualTo((long) first.get(0).getScore());
         }
         List<String> head = redis.zrange(p + "queue", 0, 0);
         if (!head.isEmpty()) {
-            String w = redis.hget(p + "waiters", head.get(0));
-            String[] f = w.split("\\|");
-            if (f[3].equals("i")) {
+            long a = entryFirstField(redis, semaphore, head.get(0));
+            if (a == -1) {
                 assertThat(used).as("idle head waits for used > 0").isPositive();
             } else {
-                assertThat(Long.parseLong(f[0])).as("head does not fit").isGreaterThan(limit - used);
+                assertThat(-1 - a).as("head does not fit").isGreaterThan(limit - used);
             }
         }
     }
@@ -215,11 +215,28 @@ abstract class RedisTestSupport {
         return meta(r, semaphore).get(field);
     }
 
-    /** The permits of each grant in semaphore {@code semaphore}'s holders (values: struct '<dd' then the client). */
+    /**
+     * The permits of each grant in semaphore {@code semaphore}'s holders (values: struct '<dd' then the client;
+     * a grant's first field is its permits, a queued request's -1 - its permits).
+     */
     static List<Long> heldPermits(RedisClusterCommands<String, String> r, String semaphore) {
         return r.eval("local out = {} for _, v in ipairs(redis.call('HVALS', KEYS[1])) do"
-                + " out[#out + 1] = struct.unpack('<d', v) end return out", io.lettuce.core.ScriptOutputType.MULTI,
-                "sem:{" + semaphore + "}:holders");
+                + " local p = struct.unpack('<d', v) if p > 0 then out[#out + 1] = p end end return out",
+                io.lettuce.core.ScriptOutputType.MULTI, "sem:{" + semaphore + "}:holders");
+    }
+
+    /** The permits each queued request in semaphore {@code semaphore}'s holders asks for (0: an awaitIdle). */
+    static List<Long> requestedPermits(RedisClusterCommands<String, String> r, String semaphore) {
+        return r.eval("local out = {} for _, v in ipairs(redis.call('HVALS', KEYS[1])) do"
+                + " local a = struct.unpack('<d', v) if a < 0 then out[#out + 1] = -1 - a end end return out",
+                io.lettuce.core.ScriptOutputType.MULTI, "sem:{" + semaphore + "}:holders");
+    }
+
+    /** The first field of {@code id}'s entry in holders (permits, or -1 - permits for a request); null if none. */
+    static Long entryFirstField(RedisClusterCommands<String, String> r, String semaphore, String id) {
+        return r.eval("local v = redis.call('HGET', KEYS[1], ARGV[1]) if not v then return nil end"
+                + " return struct.unpack('<d', v)", io.lettuce.core.ScriptOutputType.INTEGER,
+                new String[] {"sem:{" + semaphore + "}:holders"}, id);
     }
 
     /** Changes one field of the meta value, as a client from outside would (tests only). */

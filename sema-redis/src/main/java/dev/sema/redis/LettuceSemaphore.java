@@ -293,12 +293,12 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             ended(Outcome.CLOSED, permits);
             throw closedLocally(what);
         }
-        String id = owner.nextId();
+        String id = nextId();
         for (int attempt = 1;; attempt++) {
             long sent = System.nanoTime();
             Protocol.Acquired a;
             try {
-                a = owner.await(blocking.acquire(id, handleId, permits, leaseMs, waiterTtlMs, drain ? "drain" : "try"),
+                a = owner.await(blocking.acquire(id, permits, leaseMs, waiterTtlMs, drain ? "drain" : "try"),
                         describe() + ": " + what);
                 if (drain && a.kind() == Protocol.Acquired.Kind.GRANTED) {
                     permits = Math.max(0, a.permits());
@@ -390,7 +390,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             return CompletableFuture.failedFuture(closedLocally(what));
         }
         CompletableFuture<Permit> result = new CompletableFuture<>();
-        tryAsync(owner.nextId(), what, permits, timeout, result, 1);
+        tryAsync(nextId(), what, permits, timeout, result, 1);
         return result;
     }
 
@@ -398,7 +398,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private void tryAsync(String id, String what, long permits, Duration timeout, CompletableFuture<Permit> result,
             int attempt) {
         long sent = System.nanoTime();
-        protocol.acquire(id, handleId, permits, leaseMs, waiterTtlMs, "try").whenComplete((a, e) -> {
+        protocol.acquire(id, permits, leaseMs, waiterTtlMs, "try").whenComplete((a, e) -> {
             if (e == null && a.kind() == Protocol.Acquired.Kind.GRANTED && permits > 0 && late(sent)) {
                 if (attempt == 1) {
                     tryAsync(id, what, permits, timeout, result, 2);
@@ -451,7 +451,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * wait for it and handles the first reply itself (L8).
      */
     private <T> Pending<T> start(long permits, boolean idle, boolean caller) {
-        Pending<T> p = new Pending<>(this, owner.nextId(), permits, idle);
+        Pending<T> p = new Pending<>(this, nextId(), permits, idle);
         if (left) {
             p.decide();
             p.future.completeInternally(null, closedLocally(p.what()));
@@ -467,7 +467,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         waiting.put(p.id, p);
         if (caller) {
             p.firstSent = System.nanoTime();
-            p.firstReply = blocking.acquire(p.id, handleId, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait");
+            p.firstReply = blocking.acquire(p.id, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait");
         } else {
             sendAcquire(p, false);
         }
@@ -520,7 +520,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      */
     void sendAcquire(Pending<?> p, boolean again) {
         long sent = System.nanoTime();
-        protocol.acquire(p.id, handleId, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait")
+        protocol.acquire(p.id, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait")
                 .whenComplete((a, e) -> acquireReply(p, a, e, sent, again));
     }
 
@@ -621,7 +621,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         CompletableFuture<?> ownWrite = CompletableFuture.completedFuture(null);
         if (pushed) {
             long sent = System.nanoTime();
-            ownWrite = protocol.acquire(permit.grantId(), handleId, permit.permits(), leaseMs, waiterTtlMs, "try")
+            ownWrite = protocol.acquire(permit.grantId(), permit.permits(), leaseMs, waiterTtlMs, "try")
                     .thenAccept(a -> {
                         if (a.kind() == Protocol.Acquired.Kind.GRANTED) {
                             permit.extend(sent + leaseNanos - marginNanos); // it renewed the lease (L3)
@@ -824,8 +824,12 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         return p;
     }
 
+    /**
+     * A new request or grant id, unique across processes: this handle's id, ':' and a counter. acquire.lua
+     * reads a queued request's wake-up channel from it.
+     */
     String nextId() {
-        return owner.nextId();
+        return handleId + ":" + owner.nextCount();
     }
 
     Listeners listeners() {

@@ -22,7 +22,10 @@ final class Protocol {
     private final String[] keys;
     /** {@link #keys} and the keys only the older schemas have, for {@link Script#UPGRADE}. */
     private final String[] upgradeKeys;
-    /** "limit ceiling idleMs" to create a missing semaphore with, or "" (every script's ARGV[1]). */
+    /**
+     * "+limit ceiling idleMs" to create a missing semaphore with, or "" (do not create): a script's last
+     * argument, sent only in a call resent after the reply ERR_MISSING (common.lua).
+     */
     private final String create;
     /** Whether replies complete on the connection's I/O thread (see {@link #forBlockingCallers()}). */
     private final boolean direct;
@@ -39,7 +42,7 @@ final class Protocol {
         this.keys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue"};
         this.upgradeKeys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue",
                 prefix + "waiters", prefix + "wlive"};
-        this.create = initLimit.isEmpty() ? "" : initLimit + " " + initMax + " " + initIdle;
+        this.create = initLimit.isEmpty() ? "" : "+" + initLimit + " " + initMax + " " + initIdle;
         this.direct = false;
     }
 
@@ -107,9 +110,20 @@ final class Protocol {
 
     // ---------------------------------------------------------------- scripts
 
-    CompletableFuture<Acquired> acquire(String id, String handle, long permits, String leaseMs, String ttlMs,
-            String mode) {
-        return call(Script.ACQUIRE, id, handle, Long.toString(permits), leaseMs, ttlMs, mode).thenApply(r -> {
+    /**
+     * @param id the handle's clientId, ':' and a counter (acquire.lua reads a waiter's wake-up channel from it)
+     * @param mode try, wait, idle (an awaitIdle) or drain; a try and a drain never queue
+     */
+    CompletableFuture<Acquired> acquire(String id, long permits, String leaseMs, String ttlMs, String mode) {
+        // Four arguments (each costs Redis a string and a table slot per call): the mode rides on the
+        // permits (idle, drain) and on the waiter TTL ("" for a request that must not queue).
+        String count = switch (mode) {
+            case "idle", "drain" -> mode;
+            case "try", "wait" -> Long.toString(permits);
+            default -> throw new IllegalArgumentException("mode " + mode);
+        };
+        String ttl = mode.equals("wait") || mode.equals("idle") ? ttlMs : "";
+        return call(Script.ACQUIRE, id, count, leaseMs, ttl).thenApply(r -> {
             if (r.get(0) instanceof Long token) {
                 return new Acquired(Acquired.Kind.GRANTED, token); // the fast path's reply: the token alone
             }
@@ -199,20 +213,27 @@ final class Protocol {
 
     /** A raw call, for the protocol tests. */
     CompletableFuture<List<Object>> raw(Script script, String... args) {
-        String[] all = new String[args.length + 1];
-        all[0] = create;
-        System.arraycopy(args, 0, all, 1, args.length);
-        return owner.eval(script, script == Script.UPGRADE ? upgradeKeys : keys, all, direct);
+        return owner.eval(script, script == Script.UPGRADE ? upgradeKeys : keys, args, direct);
     }
 
     /**
-     * Runs {@code script}; a semaphore of an older schema (the reply ERR_UPGRADE, given before the script
-     * changed anything) is upgraded in place first (upgrade.lua), then the script runs again.
+     * Runs {@code script}. Two replies come before the script changed anything and make this call run it
+     * again: ERR_UPGRADE (a semaphore of an older schema: upgrade.lua rewrites it in place first) and
+     * ERR_MISSING (no semaphore: resent with the creation argument, when this handle may create it).
      */
     private CompletableFuture<List<Object>> call(Script script, String... args) {
         return raw(script, args).thenCompose(r -> "ERR_UPGRADE".equals(str(r.get(0)))
                 ? raw(Script.UPGRADE).thenApply(this::checked).thenCompose(u -> raw(script, args))
-                : CompletableFuture.completedFuture(r)).thenApply(this::checked);
+                : CompletableFuture.completedFuture(r))
+                .thenCompose(r -> "ERR_MISSING".equals(str(r.get(0))) && !create.isEmpty()
+                        ? raw(script, withCreate(args)) : CompletableFuture.completedFuture(r))
+                .thenApply(this::checked);
+    }
+
+    private String[] withCreate(String[] args) {
+        String[] all = java.util.Arrays.copyOf(args, args.length + 1);
+        all[args.length] = create;
+        return all;
     }
 
     private List<Object> checked(List<Object> r) {

@@ -499,9 +499,9 @@ public final class RedisSemaphores implements AutoCloseable {
         return s;
     }
 
-    /** A new request or grant id, unique across processes. */
-    String nextId() {
-        return clientId + ":" + Long.toString(counter.incrementAndGet(), 36);
+    /** The counter part of a request or grant id (see LettuceSemaphore.nextId), unique in this process. */
+    String nextCount() {
+        return Long.toString(counter.incrementAndGet(), 36);
     }
 
     /**

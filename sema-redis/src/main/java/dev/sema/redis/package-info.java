@@ -23,10 +23,10 @@
  * <h2>Design</h2>
  * <p>Semaphore {@code N} is four keys sharing the hash tag {@code {N}}: {@code sem:{N}:meta} (one binary
  * string, schema version 4: limit, ceiling, permits used, last fencing token, queue counter, closed flag,
- * idle expiry, the next deadline and the queue length), {@code holders} (id to a grant's permits, token
- * and owner, or to a queued request), {@code leases} (id to deadline: a grant's lease, a queued request's
- * liveness) and {@code queue} (waiter id in arrival order). Serving a request rewrites its entry and its
- * deadline in place, and one scan ends both expired leases and dead waiters. Every
+ * idle expiry, the next deadline and the queue length), {@code holders} (id to a grant's permits and
+ * token, or to a queued request and the handle to wake), {@code leases} (id to deadline: a grant's lease,
+ * a queued request's liveness) and {@code queue} (waiter id in arrival order). Serving a request rewrites
+ * its entry and its deadline in place, and one scan ends both expired leases and dead waiters. Every
  * operation is one Lua script, atomic in Redis: ACQUIRE, RELEASE, SPLIT, MERGE, FORGET, CANCEL, RENEW,
  * SET_LIMIT, CLOSE and STATUS. Expired leases and dead waiters are ended (at most 64 per call) by
  * the next script that finds the stored next deadline reached, and the queue is served by every script
@@ -36,13 +36,16 @@
  * Redis's.
  *
  * <p>What one operation costs Redis is the fleet's budget, so the common cases are short: an uncontended
- * ACQUIRE reads the meta value, the clock, writes the grant, its lease and the meta value (6 commands,
- * EVALSHA included); a RELEASE with nobody queued reads the meta value and the grant, deletes the grant and
- * its lease and writes the meta value, without reading the clock (6). Under contention the two common
- * cases are short too: an ACQUIRE that must queue writes its entry, its place in the queue, its deadline
- * and the meta value (7); a RELEASE that hands its permits to the head of the queue rewrites the head's
- * entry and deadline in place and sends one message (13). These fast paths run before the shared
- * functions of {@code common.lua} are even defined, and every count they give Redis is already text. A
+ * ACQUIRE reads the meta value, the clock, writes the grant, its lease and the meta fields it changed (6
+ * commands, EVALSHA included); a RELEASE with nobody queued reads the meta value and the grant, deletes the
+ * grant and its lease and writes the permits used, without reading the clock (6). Under contention the two
+ * common cases are short too: an ACQUIRE that must queue writes its entry, its place in the queue, its
+ * deadline and the meta fields it changed (7); a RELEASE that hands its permits to the head of the queue
+ * rewrites the head's entry and deadline in place and sends one message (13). These fast paths run before
+ * the shared functions of {@code common.lua} are even defined, write only the bytes of the meta value that
+ * change ({@code SETRANGE}), and every count they give Redis is already text. A call sends only the
+ * operation's arguments (an acquire four, a whole release one): a handle that finds the semaphore missing
+ * (the reply ERR_MISSING, before anything changed) sends the call again with the creation argument. A
  * semaphore of an older schema (1 or 2, a hash; 3, queued requests in keys of their own) is upgraded in
  * place: a script that meets one replies ERR_UPGRADE before it changes anything, and the client runs
  * {@code upgrade.lua}, which declares the older keys, then the script again. A client of an older schema
@@ -55,7 +58,8 @@
  * message is made good by the waiter's next heartbeat (RENEW reports it as granted). Uncontended,
  * an acquire is one round trip (EVALSHA ACQUIRE) and a release is one (EVALSHA RELEASE).
  *
- * <p>Every request has an id made of the process's random id and a counter; the id names the waiter
+ * <p>Every request has an id made of its handle's id (the process's random id and the handle's number)
+ * and a counter; the id names the waiter
  * while queued and the grant once held, and every script is idempotent per id, because Lettuce re-sends
  * a command that was in flight when its connection dropped. Operations that change what a grant holds
  * (releasing part, split, merge) move it to a fresh grant id, so that a re-sent script sees it already
@@ -96,7 +100,8 @@
  *       and nothing is held; CLOSE leaves them queued. One whose completion message is lost asks again
  *       at its next heartbeat, and then also waits for work that arrived in between.
  *   <li>A semaphore whose meta key is missing is created again from the builder's values by the next
- *       script (its other keys are cleared so the counts stay exact), unless the builder said
+ *       script (its other keys are cleared so the counts stay exact), at the cost of one more round trip
+ *       (the call that found it missing, then the same call with the builder's values), unless the builder said
  *       {@code createIfMissing(false)}; a key of the wrong type or schema version is reported.
  *   <li>No extra RENEW when the pub/sub connection reconnects: a waiter's next heartbeat, within a
  *       second, reports any grant whose message was lost meanwhile.

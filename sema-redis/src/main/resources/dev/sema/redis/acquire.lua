@@ -1,16 +1,19 @@
--- ACQUIRE. ARGV[2..7]: id, clientId, permits, leaseMs, waiterTtlMs, mode ('try' | 'wait' | 'idle' | 'drain').
+-- ACQUIRE. ARGV[1..4]: id, permits (or 'idle': an awaitIdle; 'drain': every permit available), leaseMs,
+-- waiterTtlMs ('' for a request that must not queue: a try, a drain).
+-- The id is the handle's clientId, ':' and a counter: a queued request's clientId (its wake-up channel)
+-- is read from it, which spares every call an argument.
 -- Idempotent per id: a replay finds the grant or the queue entry it made and only refreshes it.
 -- 'drain' (permits 0) takes every permit available, whatever the queue: fewer available never makes the
 -- head fit (S2).
 -- Replies: {'GRANTED', token} | {'GRANTED', token, permits} (a replay of a held grant, a drain) | {'QUEUED'}
 -- | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}; the fast paths reply token (an integer:
 -- GRANTED) and 'QUEUED' without the table, which costs Redis a conversion of its own.
-local id, cid, permits, lease, mode = ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[7]
+local id, permits, lease = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 -- Fast paths: open, no idle expiry to set, a count within the ceiling, and nothing due (S4, so there is
 -- nothing to reap and the head still does not fit, S2). HSETNX writes the entry and tells a replay (id
 -- held or queued already) in one command; a replay, like every other case, goes on to the full path.
 -- The meta value is written without KEEPTTL: with no idle expiry, nothing gives it a time-to-live.
-if mode ~= 'idle' and mode ~= 'drain' and closed == 0 and idle == 0 and permits > 0 and permits <= max then
+if permits and lease and closed == 0 and idle == 0 and permits > 0 and permits <= max then
   local t = redis.call('TIME')
   local s, us = tonumber(t[1]), tonumber(t[2])
   NOW_MS = s * 1000 + (us - us % 1000) / 1000
@@ -19,28 +22,60 @@ if mode ~= 'idle' and mode ~= 'drain' and closed == 0 and idle == 0 and permits 
     if qlen == 0 and limit - used >= permits then
       -- Nobody queued (so id is not queued, S3) and enough free: the grant.
       local tok = fence + 1 < NOW_US and NOW_US or fence + 1
-      if redis.call('HSETNX', K_HOLD, id, struct.pack('<dd', permits, tok) .. cid) == 1 then
+      if redis.call('HSETNX', K_HOLD, id, struct.pack('<dd', permits, tok)) == 1 then
         local d = NOW_MS + lease
         redis.call('ZADD', K_LEASE, string.format('%d', d), id)
-        redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, used + permits, tok, seq, closed,
-            idle, (d < due and d or due), qlen)) -- S4: due no later than the new lease
+        if d < due or CREATED then -- S4: due no later than the new lease
+          redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, used + permits, tok, seq, closed,
+              idle, d, qlen))
+        else -- only used and fence change: the bytes they take (see META_USED)
+          redis.call('SETRANGE', K_META, META_USED, struct.pack('<dd', used + permits, tok))
+        end
         return tok
       end
-    elseif mode == 'wait' and (qlen > 0 or limit - used < permits) then
-      -- It must queue: a new tail never changes the head, which does not fit (S2), so nobody is served.
-      if redis.call('HSETNX', K_HOLD, id, struct.pack('<dd', -1 - permits, lease) .. cid) == 1 then
-        local d = NOW_MS + tonumber(ARGV[6])
+    elseif qlen > 0 or limit - used < permits then
+      -- It must queue, if it may (a waiter TTL): a new tail never changes the head, which does not fit
+      -- (S2), so nobody is served. Everything is read before the first write.
+      local ttl, cid = tonumber(ARGV[4]), string.match(id, '^(.+):')
+      if ttl and cid and redis.call('HSETNX', K_HOLD, id, struct.pack('<dd', -1 - permits, lease) .. cid) == 1 then
+        local d = NOW_MS + ttl
         redis.call('ZADD', K_QUEUE, string.format('%d', seq + 1), id)
         redis.call('ZADD', K_LEASE, string.format('%d', d), id)
-        redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, used, fence, seq + 1, closed, idle,
-            (d < due and d or due), qlen + 1))
+        if CREATED then
+          redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, used, fence, seq + 1, closed, idle,
+              (d < due and d or due), qlen + 1))
+        else -- seq to qlen: the last five fields (see META_SEQ)
+          redis.call('SETRANGE', K_META, META_SEQ, struct.pack('<ddddd', seq + 1, closed, idle,
+              (d < due and d or due), qlen + 1))
+        end
         return 'QUEUED'
       end
     end
   end
 end
 --@common
-local ttl = tonumber(ARGV[6])
+local mode, ttl = ARGV[2], tonumber(ARGV[4])
+if ARGV[4] ~= '' and not ttl then
+  return redis.error_reply('sema: ACQUIRE: waiterTtlMs "' .. tostring(ARGV[4]) .. '" is neither a count nor ""')
+elseif not lease then
+  return redis.error_reply('sema: ACQUIRE: leaseMs "' .. tostring(ARGV[3]) .. '" is not a count')
+end
+if permits then
+  mode = ttl and 'wait' or 'try'
+elseif mode ~= 'idle' and mode ~= 'drain' then
+  return redis.error_reply('sema: ACQUIRE: permits "' .. mode .. '" is neither a count, idle nor drain')
+end
+-- A request that may queue needs its wake-up channel and its liveness: refused before anything changes.
+local cid = nil
+if mode == 'wait' or mode == 'idle' then
+  cid = string.match(id, '^(.+):')
+  if not cid then
+    return redis.error_reply('sema: ACQUIRE: id "' .. id .. '" is not "clientId:counter"')
+  end
+  if not ttl then
+    return redis.error_reply('sema: ACQUIRE: a request that may queue needs waiterTtlMs')
+  end
+end
 local err = begin(id)
 if err then
   return err
@@ -71,7 +106,7 @@ if mode == 'drain' then
     return done({'GRANTED', next_fence(), '0'})
   end
   local tok = next_fence()
-  add_holder(id, n, tok, cid, NOW_MS + lease)
+  add_holder(id, n, tok, NOW_MS + lease)
   return done({'GRANTED', tok, fmt(n)})
 end
 if permits > M.max then
@@ -83,7 +118,7 @@ end
 -- Nobody queued (the head never fits after begin()) and enough free.
 if M.qlen == 0 and M.limit - M.used >= permits then
   local tok = next_fence()
-  add_holder(id, permits, tok, cid, NOW_MS + lease)
+  add_holder(id, permits, tok, NOW_MS + lease)
   return done({'GRANTED', tok})
 end
 if mode == 'try' then

@@ -1,6 +1,6 @@
--- CANCEL. ARGV[2]: id. Withdraws a queued request; a grant that raced with the cancel is released.
+-- CANCEL. ARGV[1]: id. Withdraws a queued request; a grant that raced with the cancel is released.
 -- Replies: {'CANCELLED'} | {'WAS_GRANTED_RELEASED'} | {'NOT_FOUND'}
-local id = ARGV[2]
+local id = ARGV[1]
 local err = begin(id)
 if err then
   return err

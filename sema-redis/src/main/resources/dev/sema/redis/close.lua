@@ -1,8 +1,8 @@
--- CLOSE. ARGV[2]: the closing handle's clientId. Closes the semaphore for every client: every queued acquire
+-- CLOSE. ARGV[1]: the closing handle's clientId. Closes the semaphore for every client: every queued acquire
 -- is removed and its client told ('C id'), except the closer, which fails its own after the reply (with the
 -- cause it may have been given); awaitIdle waiters stay. Idempotent.
 -- Reply: {'OK', '1' if this call closed it else '0'}
-local closer = ARGV[2]
+local closer = ARGV[1]
 local err = begin(nil)
 if err then
   return err

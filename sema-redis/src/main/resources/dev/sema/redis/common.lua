@@ -7,16 +7,21 @@
 -- (ZSET id -> deadline in server ms: a grant's lease, a queued request's liveness), 4 queue (ZSET
 -- waiterId -> arrival seq). All share the hash tag {name}. One hash and one deadline set for both kinds
 -- of entry: serving a request rewrites its entry and its deadline in place, and one scan reaps both.
--- ARGV[1]: 'limit ceiling idleExpiryMs' ('0' = never) to create the semaphore with if its meta key is
--- missing ('' = do not create): one argument, because each costs Redis a string for every call. The
--- operation's own arguments start at ARGV[2].
+-- ARGV: the operation's own arguments, then, only in a call resent after the reply ERR_MISSING, the
+-- creation argument '+limit ceiling idleExpiryMs' ('0' = never), the one argument that starts with '+'.
+-- Creating is rare (a new name, an idle expiry, data lost) and every argument costs Redis a string and a
+-- table slot in every call, so the common call leaves it out. This file removes it from ARGV (the fast
+-- paths read fixed positions before it), so that an operation counting its arguments never sees it.
 -- meta (a STRING, binary): struct '<Bddddddddd', the schema version 4, then the limit, the ceiling, the
 -- permits held (used), the last token (fence), the last queue seq, closed (0|1), the idle expiry (ms, 0 =
 -- never), due (see S4) and qlen (see S3). Binary, read and written in C by Redis's struct library, because
 -- one GET and one SET without decimal parsing and formatting cost Redis the least; STATUS reports it.
--- holders values are binary too: struct '<dd' followed by the clientId. A grant: its permits (>= 1) and
--- its token. A queued request: -1 - its permits (so <= -1; -1 is an awaitIdle, which asks for none) and
--- the lease its grant will have (ms). The sign tells them apart.
+-- holders values are binary too: struct '<dd', then, for a queued request, the clientId of the handle to
+-- wake. A grant: its permits (>= 1) and its token (a grant is never sent a message, so nothing follows;
+-- a grant written by an older schema may still carry its clientId, which nobody reads). A queued request:
+-- -1 - its permits (so <= -1; -1 is an awaitIdle, which asks for none) and the lease its grant will have
+-- (ms). The sign tells them apart. A request's id is its handle's clientId, ':' and a counter (see
+-- ACQUIRE), so the clientId need not be sent apart.
 --
 -- Invariants kept by every script:
 --  S1: used == sum of the permits of the grants in holders; one deadline in leases per entry in holders;
@@ -52,6 +57,13 @@ local dirty = false -- whether this script changed M, written back by save_meta(
 local notices = {}
 local notice_order = {}
 local SELF = nil -- the id the caller asked about: it learns its outcome from the reply, not a message
+
+do -- the creation argument (see the header), so that ARGV holds the operation's arguments alone
+  local n = #ARGV
+  if n > 0 and string.byte(ARGV[n]) == 43 then
+    ARGV[n] = nil
+  end
+end
 
 local function fmt(n)
   return string.format('%d', n)
@@ -153,27 +165,27 @@ local function next_fence()
   return f
 end
 
--- A holders value: a grant's permits (>= 1), token and clientId, or a queued request's -1 - permits,
--- lease (ms) and clientId (see the header).
+-- A holders value: a grant's permits (>= 1) and token, or a queued request's -1 - permits, lease (ms)
+-- and clientId (see the header).
 local function parse_entry(h)
   local a, b = struct.unpack('<dd', h)
   return a, b, string.sub(h, 17)
 end
 
--- The grant held under id: its permits, token and clientId; nil if id is not a grant.
+-- The grant held under id: its permits and token; nil if id is not a grant.
 local function get_grant(id)
   local h = redis.call('HGET', K_HOLD, id)
   if h then
-    local p, tok, cid = parse_entry(h)
+    local p, tok = struct.unpack('<dd', h)
     if p > 0 then
-      return p, tok, cid
+      return p, tok
     end
   end
   return nil
 end
 
-local function add_holder(id, p, tok, cid, deadline)
-  redis.call('HSET', K_HOLD, id, struct.pack('<dd', p, tok) .. cid)
+local function add_holder(id, p, tok, deadline)
+  redis.call('HSET', K_HOLD, id, struct.pack('<dd', p, tok))
   redis.call('ZADD', K_LEASE, fmt(deadline), id)
   deadline_set(deadline)
   set('used', M.used + p)
@@ -186,10 +198,9 @@ local function drop_holder(id, p)
   set('used', M.used - p)
 end
 
--- Removes a grant; returns permits, token, clientId and, when asked for, its lease deadline; nil if it
--- is not held.
+-- Removes a grant; returns permits, token and, when asked for, its lease deadline; nil if it is not held.
 local function remove_holder(id, want_deadline)
-  local p, tok, cid = get_grant(id)
+  local p, tok = get_grant(id)
   if not p then
     return nil
   end
@@ -198,7 +209,7 @@ local function remove_holder(id, want_deadline)
     deadline = tonumber(redis.call('ZSCORE', K_LEASE, id)) or now()
   end
   drop_holder(id, p)
-  return p, tok, cid, deadline
+  return p, tok, deadline
 end
 
 -- Pushes out a deadline: the lease of a held grant, the liveness of a queued request.
@@ -295,7 +306,7 @@ local function grant_loop()
       redis.call('ZREM', K_QUEUE, head)
       set('qlen', M.qlen - 1)
       local tok = next_fence()
-      add_holder(head, p, tok, cid, NOW_MS + lease)
+      add_holder(head, p, tok, NOW_MS + lease)
       notify(cid, head, 'G ' .. head .. ' ' .. fmt(tok))
     end
   end

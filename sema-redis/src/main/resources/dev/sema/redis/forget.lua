@@ -1,6 +1,6 @@
--- FORGET. ARGV[2]: grantId. The grant ends without giving its permits back: used and limit both drop
+-- FORGET. ARGV[1]: grantId. The grant ends without giving its permits back: used and limit both drop
 -- by its permits (the limit not below 0). Replies: {'OK', oldLimit, newLimit} | {'NOT_HELD'}
-local id = ARGV[2]
+local id = ARGV[1]
 local err = begin(nil)
 if err then
   return err

@@ -1,18 +1,18 @@
--- MERGE. ARGV[2..4]: targetId ('' if the target holds nothing), otherId, newId.
+-- MERGE. ARGV[1..3]: targetId ('' if the target holds nothing), otherId, newId.
 -- The merged grant holds both parts under newId, with the larger of the two tokens and the later
 -- lease deadline. Replies: {'OK', token, permits, lostMask} (lostMask: LOST_TARGET, the target part was
 -- gone, plus LOST_OTHER, the other part was gone; the same constants as Protocol.java) | {'NOT_HELD'}
 local LOST_TARGET, LOST_OTHER = 1, 2
-local target, other, new_id = ARGV[2], ARGV[3], ARGV[4]
+local target, other, new_id = ARGV[1], ARGV[2], ARGV[3]
 local err = begin(nil)
 if err then
   return err
 end
-local pa, ta, ca, da
+local pa, ta, da
 if target ~= '' then
-  pa, ta, ca, da = remove_holder(target, true)
+  pa, ta, da = remove_holder(target, true)
 end
-local pb, tb, cb, db = remove_holder(other, true)
+local pb, tb, db = remove_holder(other, true)
 if not pa and not pb then
   local p, t = get_grant(new_id)
   if p then
@@ -27,7 +27,7 @@ else
   tok = ta or tb
 end
 local total = (pa or 0) + (pb or 0)
-add_holder(new_id, total, tok, ca or cb, math.max(da or 0, db or 0))
+add_holder(new_id, total, tok, math.max(da or 0, db or 0))
 local lost = 0
 if target ~= '' and not pa then
   lost = lost + LOST_TARGET

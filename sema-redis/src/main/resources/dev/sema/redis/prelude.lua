@@ -7,6 +7,11 @@ local K_META, K_HOLD, K_LEASE, K_QUEUE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local VERSION = 4
 local META = '<Bddddddddd' -- version, then limit, max, used, fence, seq, closed, idle, due, qlen
 local META_SIZE = 73
+-- Offsets in the meta value of 'used' (then fence, seq, closed, idle, due, qlen) and of 'seq'. A fast path
+-- writes the fields it changes, from the first to the last, with SETRANGE: packing all ten fields and
+-- writing the whole value costs Redis more than the command does (a SET is still needed when this script
+-- created the value).
+local META_USED, META_SEQ = '17', '33'
 local NEVER = 9007199254740991 -- 2^53 - 1: 'due' when no deadline is stored
 
 local NOW_MS, NOW_US = nil, nil
@@ -15,7 +20,7 @@ local CREATED = false -- this script created the semaphore (its meta is written 
 local limit, max, used, fence, seq, closed, idle, due, qlen
 
 -- Reads the meta value: one GET, which also checks the schema. Creates the semaphore when the key is
--- missing and the caller gave its limit. A semaphore of an older schema (1 or 2: a hash; 3: waiters in
+-- missing and the caller gave its limit (the creation argument). A semaphore of an older schema (1 or 2: a hash; 3: waiters in
 -- keys of their own) is left alone: the reply ERR_UPGRADE asks the client to run upgrade.lua, which
 -- declares the older keys, and then this script again.
 -- Inline, not a function: a fast path that returns early defines no function at all.
@@ -45,12 +50,16 @@ do
       end
       err = 'has schema version ' .. tostring(ver or 'none') .. ', expected ' .. VERSION
     end
-  elseif ARGV[1] == '' then
-    return {'ERR_MISSING'}
   else
-    local l, m, i = string.match(ARGV[1], '^(%d+) (%d+) (%d+)$')
+    -- The creation argument, '+limit ceiling idleMs', comes last, and only in a call resent after the
+    -- reply ERR_MISSING: every argument costs Redis a string and a table slot in every call.
+    local c = ARGV[#ARGV] or ''
+    if string.byte(c) ~= 43 then
+      return {'ERR_MISSING'}
+    end
+    local l, m, i = string.match(c, '^%+(%d+) (%d+) (%d+)$')
     if not l then
-      return {'ERR_CORRUPT', K_META .. ' cannot be created from "' .. ARGV[1] .. '": not "limit ceiling idleMs"'}
+      return {'ERR_CORRUPT', K_META .. ' cannot be created from "' .. c .. '": not "+limit ceiling idleMs"'}
     end
     limit, max, used, fence, seq, closed, idle, due, qlen = tonumber(l), tonumber(m), 0, 0, 0, 0, tonumber(i), NEVER, 0
     CREATED = true

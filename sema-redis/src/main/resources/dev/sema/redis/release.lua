@@ -1,13 +1,13 @@
--- RELEASE. ARGV[2..4]: grantId, then remainderId and the permits to release, or neither (or '' and 0):
+-- RELEASE. ARGV[1..3]: grantId, then remainderId and the permits to release, or neither (or '' and 0):
 -- release all.
 -- A partial release moves the rest to remainderId (same token, same lease), which makes a replay
 -- recognisable: grantId gone and remainderId held. With nobody queued it reads no clock (S5).
 -- Replies: {'OK'} | {'NOT_HELD'}; the fast paths reply 'OK' without the table, which costs Redis a
 -- conversion of its own.
-local id, rest_id = ARGV[2], ARGV[3] or ''
--- Fast paths: a whole grant and no idle expiry to set (nor kept: the meta value is written without
--- KEEPTTL, as nothing gives it a time-to-live).
-if rest_id == '' and idle == 0 then
+local id = ARGV[1]
+-- Fast paths: a whole grant (its id alone) and no idle expiry to set (nor kept: the meta value is written
+-- without KEEPTTL, as nothing gives it a time-to-live).
+if ARGV[2] == nil and idle == 0 then
   local h = redis.call('HGET', K_HOLD, id)
   local p = h and struct.unpack('<d', h)
   if p and p > 0 then
@@ -16,7 +16,7 @@ if rest_id == '' and idle == 0 then
       -- Nobody to serve: no clock, no scan (S5).
       redis.call('HDEL', K_HOLD, id)
       redis.call('ZREM', K_LEASE, id)
-      redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, rest, fence, seq, closed, idle, due, qlen))
+      redis.call('SETRANGE', K_META, META_USED, struct.pack('<d', rest)) -- only used changes
       return 'OK'
     end
     -- Somebody queued: serve the head if it asks for permits and fits. Only when nothing is due (S4: the
@@ -36,8 +36,7 @@ if rest_id == '' and idle == 0 then
           -- The head still does not fit: only the release.
           redis.call('HDEL', K_HOLD, id)
           redis.call('ZREM', K_LEASE, id)
-          redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, rest, fence, seq, closed, idle, due,
-              qlen))
+          redis.call('SETRANGE', K_META, META_USED, struct.pack('<d', rest))
           return 'OK'
         end
         if a < -1 and (qlen == 1 or limit - rest - hp <= 0) then
@@ -47,10 +46,10 @@ if rest_id == '' and idle == 0 then
           redis.call('HDEL', K_HOLD, id)
           redis.call('ZREM', K_LEASE, id)
           redis.call('ZREM', K_QUEUE, head)
-          redis.call('HSET', K_HOLD, head, struct.pack('<dd', hp, tok) .. hcid)
+          redis.call('HSET', K_HOLD, head, struct.pack('<dd', hp, tok))
           redis.call('ZADD', K_LEASE, string.format('%d', d), head)
-          redis.call('SET', K_META, struct.pack(META, VERSION, limit, max, rest + hp, tok, seq, closed, idle,
-              (d < due and d or due), qlen - 1))
+          redis.call('SETRANGE', K_META, META_USED, struct.pack('<ddddddd', rest + hp, tok, seq, closed, idle,
+              (d < due and d or due), qlen - 1)) -- used to qlen: the last seven fields
           local channel, message = string.sub(K_META, 1, -5) .. 'wake:' .. hcid,
               'G ' .. head .. ' ' .. string.format('%d', tok)
           if string.sub(hcid, -1) == 's' then
@@ -68,20 +67,21 @@ if rest_id == '' and idle == 0 then
   end
 end
 --@common
+local rest_id = ARGV[2] or ''
 local err = begin(nil, true)
 if err then
   return err
 end
-local p, tok, cid, deadline = remove_holder(id, rest_id ~= '')
+local p, tok, deadline = remove_holder(id, rest_id ~= '')
 if not p then
   if rest_id ~= '' and get_grant(rest_id) then
     return done({'OK'})
   end
   return done({'NOT_HELD'})
 end
-local k = tonumber(ARGV[4])
+local k = tonumber(ARGV[3])
 if rest_id ~= '' and k < p then
-  add_holder(rest_id, p - k, tok, cid, deadline)
+  add_holder(rest_id, p - k, tok, deadline)
 end
 grant_loop()
 return done({'OK'})

@@ -1,15 +1,15 @@
--- RENEW. ARGV[2..5]: clientId, leaseMs, waiterTtlMs, count of held ids; then the held ids, then the
+-- RENEW. ARGV[1..4]: clientId, leaseMs, waiterTtlMs, count of held ids; then the held ids, then the
 -- waiting ids. Pushes out the leases of held grants and the liveness of queued waiters; reports held
 -- grants that are gone (lost), waiters that were granted (heals a lost wake-up message) and waiters that
 -- are neither queued nor held (gone: reaped, closed, lost with the data, or an idle wait that ended).
 -- Reply: {closed, lost[], granted[id, token, ...], gone[]}
-local lease, ttl, n = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local lease, ttl, n = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local err = begin(nil)
 if err then
   return err
 end
 local lost, granted, gone = {}, {}, {}
-for i = 6, 5 + n do
+for i = 5, 4 + n do
   local id = ARGV[i]
   if get_grant(id) then
     renew_deadline(id, lease)
@@ -17,7 +17,7 @@ for i = 6, 5 + n do
     lost[#lost + 1] = id
   end
 end
-for i = 6 + n, #ARGV do
+for i = 5 + n, #ARGV do
   local id = ARGV[i]
   if is_queued(id) then
     renew_deadline(id, ttl)

@@ -1,6 +1,6 @@
--- SET_LIMIT. ARGV[2..3]: mode ('set' | 'add' | 'reduce'), n (0 <= n <= 2^50). Never revokes grants;
+-- SET_LIMIT. ARGV[1..2]: mode ('set' | 'add' | 'reduce'), n (0 <= n <= 2^50). Never revokes grants;
 -- a raise serves the queue at once. Replies: {'OK', oldLimit, newLimit} | {'ERR_RANGE', max}
-local mode, n = ARGV[2], tonumber(ARGV[3])
+local mode, n = ARGV[1], tonumber(ARGV[2])
 local err = begin(nil)
 if err then
   return err

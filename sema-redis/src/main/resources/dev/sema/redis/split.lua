@@ -1,12 +1,12 @@
--- SPLIT. ARGV[2..5]: grantId, keepId ('' if nothing stays), newId, permits to move (> 0).
+-- SPLIT. ARGV[1..4]: grantId, keepId ('' if nothing stays), newId, permits to move (> 0).
 -- Both parts keep the grant's token and lease deadline; nothing is released, so nobody is served.
 -- Replies: {'OK'} | {'NOT_HELD'}
-local id, keep_id, new_id, k = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local id, keep_id, new_id, k = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local err = begin(nil)
 if err then
   return err
 end
-local p, tok, cid, deadline = remove_holder(id, true)
+local p, tok, deadline = remove_holder(id, true)
 if not p then
   if get_grant(new_id) then
     return done({'OK'})
@@ -17,7 +17,7 @@ if k > p then
   k = p
 end
 if keep_id ~= '' and p - k > 0 then
-  add_holder(keep_id, p - k, tok, cid, deadline)
+  add_holder(keep_id, p - k, tok, deadline)
 end
-add_holder(new_id, k, tok, cid, deadline)
+add_holder(new_id, k, tok, deadline)
 return done({'OK'})

@@ -7,6 +7,7 @@ import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -38,9 +39,9 @@ class RedisProtocolTest extends RedisTestSupport {
         RedisSemaphore s = build(a, 10);
         String id = "replay:" + name;
         // The fast path replies with the token alone; the replay, on the full path, says GRANTED.
-        List<Object> first = run(s, Script.ACQUIRE, id, "nobody", "6", "30000", "10000", "wait");
+        List<Object> first = run(s, Script.ACQUIRE, id, "6", "30000", "10000");
         assertThat(first).singleElement().isInstanceOf(Long.class);
-        assertThat(run(s, Script.ACQUIRE, id, "nobody", "6", "30000", "10000", "wait"))
+        assertThat(run(s, Script.ACQUIRE, id, "6", "30000", "10000"))
                 .containsExactly("GRANTED", first.get(0), "6");
         assertThat(s.availablePermits()).isEqualTo(4);
         // Release 1 of 6, moving the rest to id2, twice.
@@ -63,6 +64,96 @@ class RedisProtocolTest extends RedisTestSupport {
         assertThat(s.availablePermits()).isEqualTo(10);
         // Closing twice, cancelling what is not there.
         assertThat(run(s, Script.CANCEL, "nothing")).containsExactly("NOT_FOUND");
+        checkInvariants();
+    }
+
+    @Test
+    void theCreationArgumentIsSentOnlyToCreateAndEveryScriptIgnoresItOtherwise() throws Exception {
+        RedisSemaphore s = build(a, 3);
+        s.acquire().close(); // creates it and loads the scripts
+        redis.del("sem:{" + name + "}:meta");
+        long before = scriptCalls();
+        Permit p = s.acquire(); // ERR_MISSING, then the same call with the creation argument
+        assertThat(scriptCalls()).isEqualTo(before + 2);
+        assertThat(run(s, Script.STATUS)).containsExactly("3", "3", "1", "0", "0");
+        before = scriptCalls();
+        p.close();
+        s.acquire().close();
+        assertThat(scriptCalls()).isEqualTo(before + 3); // it exists: no argument, no second call
+        // A call resent with it after another process created the semaphore: the argument is not an
+        // operation's argument (a whole release stays whole, RENEW's ids stay ids).
+        String id = "test:" + name;
+        Object token = run(s, Script.ACQUIRE, id, "2", "30000", "10000", "+9 9 0").get(0);
+        assertThat(token).isInstanceOf(Long.class);
+        assertThat(run(s, Script.RENEW, "test", "30000", "10000", "1", id, "+9 9 0").get(3)).isEqualTo(List.of());
+        assertThat(run(s, Script.RELEASE, id, "+9 9 0")).containsExactly("OK");
+        assertThat(run(s, Script.STATUS, "+9 9 0")).containsExactly("3", "3", "0", "0", "0");
+        checkInvariants();
+        // Without it, a missing semaphore is reported, not created.
+        redis.del("sem:{" + name + "}:meta");
+        assertThat(run(s, Script.STATUS)).containsExactly("ERR_MISSING");
+        assertThat(redis.exists("sem:{" + name + "}:meta")).isZero();
+    }
+
+    @Test
+    void theFastPathsWriteTheMetaFieldsTheyChangeAndLeaveTheOthers() throws Exception {
+        // The fast paths write the fields they change with SETRANGE (prelude.lua): every field must be what
+        // a write of the whole value would have made it.
+        RedisSemaphore s = build(a, 5);
+        String id = "test:" + name;
+        long t1 = (Long) run(s, Script.ACQUIRE, id + "-1", "2", "30000", "10000").get(0); // creates it: SET
+        Map<String, Long> m = meta(redis, name);
+        long due = m.get("due");
+        assertThat(m).containsEntry("ver", 4L).containsEntry("limit", 5L).containsEntry("max", 5L)
+                .containsEntry("used", 2L).containsEntry("fence", t1).containsEntry("seq", 0L)
+                .containsEntry("closed", 0L).containsEntry("idle", 0L).containsEntry("qlen", 0L);
+        long t2 = (Long) run(s, Script.ACQUIRE, id + "-2", "3", "60000", "10000").get(0); // a later lease: SETRANGE
+        assertThat(t2).isGreaterThan(t1);
+        assertThat(meta(redis, name)).containsEntry("used", 5L).containsEntry("fence", t2).containsEntry("due", due)
+                .containsEntry("limit", 5L).containsEntry("max", 5L).containsEntry("qlen", 0L);
+        assertThat(run(s, Script.ACQUIRE, id + "-3", "1", "30000", "10000")).containsExactly("QUEUED");
+        m = meta(redis, name);
+        assertThat(m).containsEntry("used", 5L).containsEntry("fence", t2).containsEntry("seq", 1L)
+                .containsEntry("qlen", 1L).containsEntry("closed", 0L).containsEntry("idle", 0L);
+        assertThat(m.get("due")).as("the waiter's liveness, 10 s, ends before the first lease").isLessThan(due);
+        checkInvariants();
+        assertThat(run(s, Script.RELEASE, id + "-1")).containsExactly("OK"); // serves the only waiter inline
+        m = meta(redis, name);
+        assertThat(m).containsEntry("used", 4L).containsEntry("seq", 1L).containsEntry("qlen", 0L)
+                .containsEntry("limit", 5L).containsEntry("max", 5L);
+        assertThat(m.get("fence")).isGreaterThan(t2);
+        checkInvariants();
+        assertThat(run(s, Script.RELEASE, id + "-2")).containsExactly("OK"); // nobody queued: used alone
+        assertThat(meta(redis, name)).containsEntry("used", 1L).containsEntry("fence", m.get("fence"))
+                .containsEntry("seq", 1L).containsEntry("qlen", 0L).containsEntry("due", m.get("due"))
+                .containsEntry("limit", 5L).containsEntry("max", 5L).containsEntry("ver", 4L);
+        assertThat(run(s, Script.RELEASE, id + "-3")).containsExactly("OK");
+        assertThat(meta(redis, name)).containsEntry("used", 0L);
+        assertThat(redis.strlen("sem:{" + name + "}:meta")).isEqualTo(73);
+        checkInvariants();
+    }
+
+    @Test
+    void anAcquireWithMalformedArgumentsIsRefusedBeforeItChangesAnything() throws Exception {
+        RedisSemaphore s = build(a, 3);
+        Permit all = s.acquire(3); // so that the requests below would have to queue
+        assertThatThrownBy(() -> run(s, Script.ACQUIRE, "test:" + name, "many", "30000", "10000"))
+                .hasMessageContaining("permits \"many\" is neither a count, idle nor drain");
+        assertThatThrownBy(() -> run(s, Script.ACQUIRE, "no-handle-" + name, "1", "30000", "10000"))
+                .hasMessageContaining("is not \"clientId:counter\"");
+        assertThatThrownBy(() -> run(s, Script.ACQUIRE, "test:" + name, "idle", "30000", ""))
+                .hasMessageContaining("needs waiterTtlMs");
+        assertThatThrownBy(() -> run(s, Script.ACQUIRE, "test:" + name, "1", "30000", "soon"))
+                .hasMessageContaining("waiterTtlMs \"soon\" is neither a count nor \"\"");
+        assertThatThrownBy(() -> run(s, Script.ACQUIRE, "test:" + name, "1", "long", "10000"))
+                .hasMessageContaining("leaseMs \"long\" is not a count");
+        assertThatThrownBy(() -> run(s, Script.ACQUIRE, "test:" + name, "1", "30000"))
+                .hasMessageContaining("waiterTtlMs \"nil\"");
+        assertThat(run(s, Script.STATUS)).containsExactly("3", "3", "3", "0", "0");
+        // A request that must not queue needs neither.
+        assertThat(run(s, Script.ACQUIRE, "no-handle-" + name, "1", "30000", "")).containsExactly("NOT_AVAILABLE");
+        all.close();
+        assertThat(run(s, Script.STATUS)).containsExactly("3", "3", "0", "0", "0");
         checkInvariants();
     }
 
@@ -107,10 +198,10 @@ class RedisProtocolTest extends RedisTestSupport {
     void cancelOfAGrantedRequestReleasesItInRedis() {
         RedisSemaphore sa = build(a, 2);
         String id = "test:" + name;
-        List<Object> r = run(sa, Script.ACQUIRE, id, "nobody", "2", "30000", "10000", "wait");
+        List<Object> r = run(sa, Script.ACQUIRE, id, "2", "30000", "10000");
         assertThat(r).singleElement().isInstanceOf(Long.class); // the fast path: the token alone
         // Replayed: still one grant, and the reply says how many permits it holds.
-        assertThat(run(sa, Script.ACQUIRE, id, "nobody", "2", "30000", "10000", "wait"))
+        assertThat(run(sa, Script.ACQUIRE, id, "2", "30000", "10000"))
                 .containsExactly("GRANTED", r.get(0), "2");
         assertThat(sa.availablePermits()).isZero();
         assertThat(run(sa, Script.CANCEL, id)).containsExactly("WAS_GRANTED_RELEASED");

@@ -48,7 +48,7 @@ import java.util.regex.Pattern;
  *       dumping requests. Again at the end; the mean of the two, per second, is the timer's rate.
  *   <li><b>PING</b>: {@code n} PINGs from a minimal raw client ({@link RawRedis}): the floor of one round
  *       trip (reading, parsing and answering a command).
- *   <li><b>Empty script</b>: {@code n} {@code EVALSHA} calls of {@code return 0} with 4 keys and 7
+ *   <li><b>Empty script</b>: {@code n} {@code EVALSHA} calls of {@code return 0} with 4 keys and 4
  *       arguments, the shape of Sema's ACQUIRE call: the floor of one script call.
  *   <li>For each implementation ({@link Impl}), with only its own client connected: {@code warm-up}
  *       acquire + release pairs on a semaphore of limit 2, then a window of {@code n} pairs from one thread
@@ -264,12 +264,12 @@ public final class RedisCost {
         int n = settings.n();
         String sha = (String) raw.call("SCRIPT", "LOAD", "return 0");
         String p = "sem:{cost-" + run + "-empty}:";
-        String[] call = {"EVALSHA", sha, "4", p + "meta", p + "holders", p + "leases", p + "queue", "2 2 0",
-            "0123456789abcdef", "0123456789abcdef", "1", "30000", "10000", "wait"};
+        String[] call = {"EVALSHA", sha, "4", p + "meta", p + "holders", p + "leases", p + "queue",
+            "0123456789abcdef0123456789abcdef.1:1", "1", "30000", "10000"};
         for (int i = 0; i < settings.warmup(); i++) {
             raw.call(call);
         }
-        window("raw client", "EVALSHA of `return 0`, 4 keys + 7 arguments (one script call)", "command", n, () -> {
+        window("raw client", "EVALSHA of `return 0`, 4 keys + 4 arguments (one script call)", "command", n, () -> {
             for (int i = 0; i < n; i++) {
                 raw.call(call);
             }

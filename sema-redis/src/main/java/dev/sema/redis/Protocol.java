@@ -222,12 +222,24 @@ final class Protocol {
      * ERR_MISSING (no semaphore: resent with the creation argument, when this handle may create it).
      */
     private CompletableFuture<List<Object>> call(Script script, String... args) {
-        return raw(script, args).thenCompose(r -> "ERR_UPGRADE".equals(str(r.get(0)))
-                ? raw(Script.UPGRADE).thenApply(this::checked).thenCompose(u -> raw(script, args))
-                : CompletableFuture.completedFuture(r))
-                .thenCompose(r -> "ERR_MISSING".equals(str(r.get(0))) && !create.isEmpty()
-                        ? raw(script, withCreate(args)) : CompletableFuture.completedFuture(r))
-                .thenApply(this::checked);
+        return again(script, args, raw(script, args), false, false).thenApply(this::checked);
+    }
+
+    /** Runs the script again after each of those two replies, at most once each, in whichever order they come. */
+    private CompletableFuture<List<Object>> again(Script script, String[] args, CompletableFuture<List<Object>> reply,
+            boolean upgraded, boolean created) {
+        return reply.thenCompose(r -> {
+            String status = str(r.get(0));
+            if (!upgraded && "ERR_UPGRADE".equals(status)) {
+                return again(script, args, raw(Script.UPGRADE).thenApply(this::checked)
+                        .thenCompose(u -> raw(script, args)), true, created);
+            }
+            if (!created && !create.isEmpty() && "ERR_MISSING".equals(status)) {
+                String[] all = withCreate(args);
+                return again(script, all, raw(script, all), upgraded, true);
+            }
+            return CompletableFuture.completedFuture(r);
+        });
     }
 
     private String[] withCreate(String[] args) {

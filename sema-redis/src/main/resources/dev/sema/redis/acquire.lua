@@ -3,8 +3,8 @@
 -- The id is the handle's clientId, ':' and a counter: a queued request's clientId (its wake-up channel)
 -- is read from it, which spares every call an argument.
 -- Idempotent per id: a replay finds the grant or the queue entry it made and only refreshes it.
--- 'drain' (permits 0) takes every permit available, whatever the queue: fewer available never makes the
--- head fit (S2).
+-- A drain takes every permit available, whatever the queue: fewer available never makes the head fit
+-- (S2).
 -- Replies: {'GRANTED', token} | {'GRANTED', token, permits} (a replay of a held grant, a drain) | {'QUEUED'}
 -- | {'NOT_AVAILABLE'} | {'IDLE'} | {'CLOSED'} | {'ERR_MAX', max}; the fast paths reply token (an integer:
 -- GRANTED) and 'QUEUED' without the table, which costs Redis a conversion of its own.
@@ -12,7 +12,8 @@ local id, permits, lease = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 -- Fast paths: open, no idle expiry to set, a count within the ceiling, and nothing due (S4, so there is
 -- nothing to reap and the head still does not fit, S2). HSETNX writes the entry and tells a replay (id
 -- held or queued already) in one command; a replay, like every other case, goes on to the full path.
--- The meta value is written without KEEPTTL: with no idle expiry, nothing gives it a time-to-live.
+-- They write the meta fields they change (SETRANGE), or the whole value without KEEPTTL: with no idle
+-- expiry, nothing gives it a time-to-live.
 if permits and lease and closed == 0 and idle == 0 and permits > 0 and permits <= max then
   local t = redis.call('TIME')
   local s, us = tonumber(t[1]), tonumber(t[2])
@@ -63,7 +64,7 @@ end
 if permits then
   mode = ttl and 'wait' or 'try'
 elseif mode ~= 'idle' and mode ~= 'drain' then
-  return redis.error_reply('sema: ACQUIRE: permits "' .. mode .. '" is neither a count, idle nor drain')
+  return redis.error_reply('sema: ACQUIRE: permits "' .. tostring(mode) .. '" is neither a count, idle nor drain')
 end
 -- A request that may queue needs its wake-up channel and its liveness: refused before anything changes.
 local cid = nil
@@ -87,7 +88,9 @@ if h then
     renew_deadline(id, lease)
     return done({'GRANTED', b, fmt(a)})
   end
-  renew_deadline(id, ttl) -- queued: a replay of a request
+  if ttl then -- queued: a replay of a request (a try or a drain under a queued id renews nothing)
+    renew_deadline(id, ttl)
+  end
   return done({'QUEUED'})
 end
 if mode == 'idle' then

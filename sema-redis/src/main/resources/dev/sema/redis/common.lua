@@ -15,10 +15,11 @@
 -- meta (a STRING, binary): struct '<Bddddddddd', the schema version 4, then the limit, the ceiling, the
 -- permits held (used), the last token (fence), the last queue seq, closed (0|1), the idle expiry (ms, 0 =
 -- never), due (see S4) and qlen (see S3). Binary, read and written in C by Redis's struct library, because
--- one GET and one SET without decimal parsing and formatting cost Redis the least; STATUS reports it.
+-- one GET and one SET (or SETRANGE) without decimal parsing and formatting cost Redis the least; STATUS
+-- reports it.
 -- holders values are binary too: struct '<dd', then, for a queued request, the clientId of the handle to
 -- wake. A grant: its permits (>= 1) and its token (a grant is never sent a message, so nothing follows;
--- a grant written by an older schema may still carry its clientId, which nobody reads). A queued request:
+-- a grant written by earlier scripts, or by upgrade.lua, may still carry its clientId, which nobody reads). A queued request:
 -- -1 - its permits (so <= -1; -1 is an awaitIdle, which asks for none) and the lease its grant will have
 -- (ms). The sign tells them apart. A request's id is its handle's clientId, ':' and a counter (see
 -- ACQUIRE), so the clientId need not be sent apart.

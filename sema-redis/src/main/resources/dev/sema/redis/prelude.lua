@@ -1,6 +1,6 @@
 -- First part of every sema-redis script: the keys, the server clock, and the meta value, read with one GET
--- and written back with one SET, both in binary (Redis's struct library, C code): no decimal parsing or
--- formatting. The fast paths of ACQUIRE and RELEASE need nothing more; the keys, the meta value and the
+-- and written back with one SET (a fast path: SETRANGE of the fields it changed), both in binary (Redis's
+-- struct library, C code): no decimal parsing or formatting. The fast paths of ACQUIRE and RELEASE need nothing more; the keys, the meta value and the
 -- invariants S1-S5 every script keeps are described in common.lua.
 
 local K_META, K_HOLD, K_LEASE, K_QUEUE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

@@ -5,8 +5,8 @@
 -- Replies: {'OK'} | {'NOT_HELD'}; the fast paths reply 'OK' without the table, which costs Redis a
 -- conversion of its own.
 local id = ARGV[1]
--- Fast paths: a whole grant (its id alone) and no idle expiry to set (nor kept: the meta value is written
--- without KEEPTTL, as nothing gives it a time-to-live).
+-- Fast paths: a whole grant (its id alone) and no idle expiry to set. They write only the meta fields they
+-- change (SETRANGE), which leaves any time-to-live alone.
 if ARGV[2] == nil and idle == 0 then
   local h = redis.call('HGET', K_HOLD, id)
   local p = h and struct.unpack('<d', h)
@@ -67,7 +67,10 @@ if ARGV[2] == nil and idle == 0 then
   end
 end
 --@common
-local rest_id = ARGV[2] or ''
+local rest_id, k = ARGV[2] or '', tonumber(ARGV[3])
+if rest_id ~= '' and not k then -- refused before anything changes
+  return redis.error_reply('sema: RELEASE: permits "' .. tostring(ARGV[3]) .. '" is not a count')
+end
 local err = begin(nil, true)
 if err then
   return err
@@ -79,7 +82,6 @@ if not p then
   end
   return done({'NOT_HELD'})
 end
-local k = tonumber(ARGV[3])
 if rest_id ~= '' and k < p then
   add_holder(rest_id, p - k, tok, deadline)
 end

@@ -4,6 +4,9 @@
 -- are neither queued nor held (gone: reaped, closed, lost with the data, or an idle wait that ended).
 -- Reply: {closed, lost[], granted[id, token, ...], gone[]}
 local lease, ttl, n = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if not (lease and ttl and n) then -- refused before anything changes
+  return redis.error_reply('sema: RENEW: leaseMs, waiterTtlMs and the count of held ids must be counts')
+end
 local err = begin(nil)
 if err then
   return err

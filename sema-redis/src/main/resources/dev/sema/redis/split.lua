@@ -2,6 +2,9 @@
 -- Both parts keep the grant's token and lease deadline; nothing is released, so nobody is served.
 -- Replies: {'OK'} | {'NOT_HELD'}
 local id, keep_id, new_id, k = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+if not k or k <= 0 then -- refused before anything changes
+  return redis.error_reply('sema: SPLIT: permits "' .. tostring(ARGV[4]) .. '" is not a count > 0')
+end
 local err = begin(nil)
 if err then
   return err

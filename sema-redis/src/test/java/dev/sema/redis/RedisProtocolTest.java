@@ -101,7 +101,7 @@ class RedisProtocolTest extends RedisTestSupport {
         // a write of the whole value would have made it.
         RedisSemaphore s = build(a, 5);
         String id = "test:" + name;
-        long t1 = (Long) run(s, Script.ACQUIRE, id + "-1", "2", "30000", "10000").get(0); // creates it: SET
+        long t1 = (Long) run(s, Script.ACQUIRE, id + "-1", "2", "30000", "10000").get(0); // the first lease: SET
         Map<String, Long> m = meta(redis, name);
         long due = m.get("due");
         assertThat(m).containsEntry("ver", 4L).containsEntry("limit", 5L).containsEntry("max", 5L)
@@ -150,8 +150,23 @@ class RedisProtocolTest extends RedisTestSupport {
         assertThatThrownBy(() -> run(s, Script.ACQUIRE, "test:" + name, "1", "30000"))
                 .hasMessageContaining("waiterTtlMs \"nil\"");
         assertThat(run(s, Script.STATUS)).containsExactly("3", "3", "3", "0", "0");
-        // A request that must not queue needs neither.
+        // The other scripts check their counts before they change anything too.
+        assertThatThrownBy(() -> run(s, Script.RELEASE, "x:1", "x:2", "some"))
+                .hasMessageContaining("RELEASE: permits \"some\" is not a count");
+        assertThatThrownBy(() -> run(s, Script.SPLIT, "x:1", "", "x:2", "0"))
+                .hasMessageContaining("SPLIT: permits \"0\" is not a count > 0");
+        assertThatThrownBy(() -> run(s, Script.RENEW, "x", "30000", "10000"))
+                .hasMessageContaining("RENEW: leaseMs, waiterTtlMs and the count of held ids must be counts");
+        assertThatThrownBy(() -> run(s, Script.SET_LIMIT, "double", "2"))
+                .hasMessageContaining("SET_LIMIT: \"double 2\" is not set, add or reduce and a count");
+        assertThat(run(s, Script.STATUS)).containsExactly("3", "3", "3", "0", "0");
+        // A request that must not queue needs neither; one under the id of a queued request finds it queued.
         assertThat(run(s, Script.ACQUIRE, "no-handle-" + name, "1", "30000", "")).containsExactly("NOT_AVAILABLE");
+        assertThat(run(s, Script.ACQUIRE, "test:" + name, "1", "30000", "10000")).containsExactly("QUEUED");
+        assertThat(run(s, Script.ACQUIRE, "test:" + name, "1", "30000", "")).containsExactly("QUEUED");
+        assertThat(run(s, Script.ACQUIRE, "test:" + name, "drain", "30000", "")).containsExactly("QUEUED");
+        checkInvariants();
+        assertThat(run(s, Script.CANCEL, "test:" + name)).containsExactly("CANCELLED");
         all.close();
         assertThat(run(s, Script.STATUS)).containsExactly("3", "3", "0", "0", "0");
         checkInvariants();

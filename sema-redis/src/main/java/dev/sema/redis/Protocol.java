@@ -2,6 +2,7 @@ package dev.sema.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -243,7 +244,7 @@ final class Protocol {
     }
 
     private String[] withCreate(String[] args) {
-        String[] all = java.util.Arrays.copyOf(args, args.length + 1);
+        String[] all = Arrays.copyOf(args, args.length + 1);
         all[args.length] = create;
         return all;
     }

@@ -101,8 +101,8 @@
  *       at its next heartbeat, and then also waits for work that arrived in between.
  *   <li>A semaphore whose meta key is missing is created again from the builder's values by the next
  *       script (its other keys are cleared so the counts stay exact), at the cost of one more round trip
- *       (the call that found it missing, then the same call with the builder's values), unless the builder said
- *       {@code createIfMissing(false)}; a key of the wrong type or schema version is reported.
+ *       (the call that found it missing, then the same call with the builder's values), unless the builder
+ *       said {@code createIfMissing(false)}; a key of the wrong type or schema version is reported.
  *   <li>No extra RENEW when the pub/sub connection reconnects: a waiter's next heartbeat, within a
  *       second, reports any grant whose message was lost meanwhile.
  *   <li>Lease loss is reported through {@link dev.sema.redis.RedisPermit#leaseLost()} rather than a

@@ -2,6 +2,7 @@ package dev.sema.spring;
 
 import dev.sema.AdaptiveLimit;
 import dev.sema.Semaphore;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,24 +10,41 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The starter's {@link SemaphoreRegistry}: the semaphores built from {@code sema.semaphores}, their adaptive
  * limits, and which of them it closes at shutdown (the local ones).
+ *
+ * <p>The semaphores are added while the registry is built, before it is published as a bean, and never change
+ * after. Adaptive limits may come later: a Redis semaphore opened once Redis is reached gets its adaptive limit
+ * then, on the thread that opened it ({@link #attach}); one attached after {@link #close()} is closed at once.
  */
 final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ConfiguredSemaphoreRegistry.class.getName());
 
-    private final Map<String, Semaphore> semaphores;
-    private final Map<String, AdaptiveLimit> adaptive;
+    private final Map<String, Semaphore> semaphores = new LinkedHashMap<>();
+    private final Map<String, Semaphore> view = Collections.unmodifiableMap(semaphores);
+    private final Map<String, AdaptiveLimit> adaptive = new ConcurrentHashMap<>();
     /** The semaphores this registry closes: the local ones (closing a Redis one would close it for the fleet). */
-    private final List<Semaphore> owned;
+    private final List<Semaphore> owned = new ArrayList<>();
+    private boolean closed;
 
-    ConfiguredSemaphoreRegistry(Map<String, Semaphore> semaphores, Map<String, AdaptiveLimit> adaptive,
-            List<Semaphore> owned) {
-        this.semaphores = Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
-        this.adaptive = Map.copyOf(adaptive);
-        this.owned = List.copyOf(owned);
+    /** Adds a semaphore while the registry is built; {@code owned}: closed with the registry. */
+    void add(String name, Semaphore semaphore, boolean owned) {
+        semaphores.put(name, semaphore);
+        if (owned) {
+            this.owned.add(semaphore);
+        }
+    }
+
+    /** Builds and keeps the adaptive limit of {@code name}, unless the registry is closed already. */
+    synchronized void attach(String name, Supplier<AdaptiveLimit> build) {
+        if (closed) {
+            return;
+        }
+        adaptive.put(name, build.get());
     }
 
     @Override
@@ -46,7 +64,7 @@ final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoClosea
 
     @Override
     public Map<String, Semaphore> all() {
-        return semaphores;
+        return view;
     }
 
     @Override
@@ -60,6 +78,12 @@ final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoClosea
      */
     @Override
     public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
         for (AdaptiveLimit a : adaptive.values()) {
             a.close();
         }

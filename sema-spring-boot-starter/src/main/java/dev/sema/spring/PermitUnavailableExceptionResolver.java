@@ -3,7 +3,9 @@ package dev.sema.spring;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.servlet.HandlerExceptionResolver;
@@ -11,9 +13,13 @@ import org.springframework.web.servlet.ModelAndView;
 
 /**
  * Spring MVC: a {@link PermitUnavailableException} (also as the cause of another, as when a
- * {@code CompletableFuture} returned by a controller fails) becomes 503 with a {@code Retry-After} header,
- * through the container's error handling. Ordered right after Spring MVC's own resolvers, so that an
- * {@code @ExceptionHandler} of the application still comes first.
+ * {@code CompletableFuture} returned by a controller fails) becomes 503 with a {@code Retry-After} header and a JSON
+ * body naming the semaphore. Ordered right after Spring MVC's own resolvers, so that an {@code @ExceptionHandler} of
+ * the application still comes first.
+ *
+ * <p>The body is written here rather than by the container's error page ({@code sendError}), whose JSON leaves the
+ * message out unless {@code server.error.include-message} says otherwise: a client, and whoever reads its logs,
+ * should learn which limit refused it. The {@code sema.web} filter answers the same way ({@link #send}).
  */
 final class PermitUnavailableExceptionResolver implements HandlerExceptionResolver, Ordered {
     /** After the {@code HandlerExceptionResolverComposite} of Spring MVC (order 0). */
@@ -34,12 +40,61 @@ final class PermitUnavailableExceptionResolver implements HandlerExceptionResolv
             return null;
         }
         try {
-            response.setHeader(HttpHeaders.RETRY_AFTER, retryAfter);
-            response.sendError(HttpServletResponse.SC_SERVICE_UNAVAILABLE, unavailable.getMessage());
+            send(request, response, unavailable, retryAfter);
         } catch (IOException e) {
             return null;
         }
         return new ModelAndView();
+    }
+
+    /**
+     * Answers 503 with {@code Retry-After} and a JSON body:
+     * {@code {"status":503,"error":"Service Unavailable","semaphore":"reports","permits":1,"message":"...","path":"/reports/7"}}.
+     *
+     * @param retryAfter the header's value, in seconds
+     */
+    static void send(HttpServletRequest request, HttpServletResponse response, PermitUnavailableException refusal,
+            String retryAfter) throws IOException {
+        response.resetBuffer();
+        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+        response.setHeader(HttpHeaders.RETRY_AFTER, retryAfter);
+        response.setContentType("application/json");
+        response.setCharacterEncoding(StandardCharsets.UTF_8.name());
+        String body = "{\"status\":503,\"error\":\"Service Unavailable\",\"semaphore\":" + json(refusal.semaphore())
+                + ",\"permits\":" + refusal.permits() + ",\"message\":" + json(refusal.getMessage()) + ",\"path\":"
+                + json(request.getRequestURI()) + "}";
+        try {
+            response.getOutputStream().write(body.getBytes(StandardCharsets.UTF_8));
+        } catch (IllegalStateException writerTaken) { // the handler had asked for the writer already
+            response.getWriter().write(body);
+        }
+        response.flushBuffer();
+    }
+
+    /** {@code text} as a JSON string. */
+    static String json(String text) {
+        if (text == null) {
+            return "null";
+        }
+        StringBuilder b = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return b.append('"').toString();
     }
 
     private static PermitUnavailableException find(Throwable ex) {

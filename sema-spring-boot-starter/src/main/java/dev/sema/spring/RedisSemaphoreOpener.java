@@ -5,15 +5,14 @@ import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphoreException;
 import dev.sema.redis.RedisSemaphores;
 import java.time.Duration;
-import org.springframework.beans.factory.ObjectProvider;
 
-/** Opens {@code redis: true} semaphores through the application's {@link RedisSemaphores} bean. */
+/** Opens {@code redis: true} semaphores through the {@link RedisConnector}. */
 final class RedisSemaphoreOpener implements RedisSemaphoreSource {
     private static final System.Logger LOG = System.getLogger(RedisSemaphoreOpener.class.getName());
 
-    private final ObjectProvider<RedisSemaphores> redis;
+    private final RedisConnector redis;
 
-    RedisSemaphoreOpener(ObjectProvider<RedisSemaphores> redis) {
+    RedisSemaphoreOpener(RedisConnector redis) {
         this.redis = redis;
     }
 
@@ -34,39 +33,55 @@ final class RedisSemaphoreOpener implements RedisSemaphoreSource {
                     + Durations.format(RedisSemaphore.MIN_IDLE_EXPIRY) + " and " + RedisSemaphore.MAX_IDLE_EXPIRY.toDays()
                     + "d", null);
         }
-        RedisSemaphores connection = redis.getIfAvailable();
-        if (connection == null) {
+        if (!redis.configured()) {
             throw settings.invalid(at + ".redis", true, "there is no Redis to keep it in",
                     "Set sema.redis.uri (e.g. redis://127.0.0.1:6379), or define a RedisSemaphores bean, or make"
                             + " the semaphore local with " + at + ".redis=false.");
         }
-        RedisSemaphore.Builder builder;
-        try {
-            builder = connection.semaphore(name);
-        } catch (IllegalArgumentException e) {
-            throw settings.invalid(at, name, "is not a valid Redis semaphore name: " + e.getMessage(),
-                    "Rename the semaphore under sema.semaphores.");
+        if (name.isBlank() || name.indexOf('{') >= 0 || name.indexOf('}') >= 0) {
+            throw settings.invalid(at, name, "is not a valid Redis semaphore name: it must be non-blank and must not"
+                    + " contain braces (they delimit the cluster hash tag)", "Rename the semaphore under"
+                    + " sema.semaphores.");
         }
-        builder.permits(permits).maxPermits(maxPermits);
+        DeferredRedisSemaphore handle = new DeferredRedisSemaphore(name, maxPermits,
+                lease == null ? RedisSemaphore.DEFAULT_LEASE : lease);
+        try {
+            redis.open(new RedisConnector.Opening(handle, connection -> build(connection, name, config, permits,
+                    maxPermits, at)));
+        } catch (RedisConnector.Unreachable e) {
+            throw SemaRedisAutoConfiguration.unreachable(settings, redis.uri(), e);
+        } catch (RedisSemaphoreException e) {
+            throw settings.invalid(at + ".redis", true, "the Redis semaphore '" + name + "' could not be opened: "
+                    + Settings.redacted(e.getMessage()) + " (sema.redis.fail-fast is true)", "Check that Redis is"
+                    + " running and reachable at sema.redis.uri (or through the RedisSemaphores bean), or set"
+                    + " sema.redis.fail-fast to false to start without it.", e);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw settings.invalid(at + ".redis", true, "the Redis semaphore '" + name + "' could not be opened: "
+                    + Settings.redacted(e.getMessage()), null, e);
+        }
+        return handle;
+    }
+
+    private static RedisSemaphore build(RedisSemaphores connection, String name,
+            SemaProperties.SemaphoreProperties config, long permits, long maxPermits, String at) {
+        RedisSemaphore.Builder builder = connection.semaphore(name).permits(permits).maxPermits(maxPermits);
         if (config.lease() != null) {
             builder.lease(config.lease());
         }
         if (config.expireWhenIdle() != null) {
             builder.expireWhenIdle(config.expireWhenIdle());
         }
-        RedisSemaphore semaphore;
-        try {
-            semaphore = builder.build();
-        } catch (RedisSemaphoreException | IllegalArgumentException | IllegalStateException e) {
-            throw settings.invalid(at + ".redis", true, "the Redis semaphore '" + name + "' could not be opened: "
-                    + e.getMessage(), "Check that Redis is running and reachable at sema.redis.uri (or through the"
-                    + " RedisSemaphores bean).", e);
-        }
+        RedisSemaphore semaphore = builder.build();
         if (semaphore.maxPermits() != maxPermits) {
             LOG.log(System.Logger.Level.WARNING, () -> "semaphore '" + name + "' already exists in Redis with"
                     + " maxPermits " + semaphore.maxPermits() + ": the values stored there win, and " + at
                     + ".permits/.max-permits (" + permits + "/" + maxPermits + ") apply only when it is created");
         }
         return semaphore;
+    }
+
+    @Override
+    public void whenOpen(Semaphore semaphore, Runnable action) {
+        ((DeferredRedisSemaphore) semaphore).whenOpen(opened -> action.run());
     }
 }

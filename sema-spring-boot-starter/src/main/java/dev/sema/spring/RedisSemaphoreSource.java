@@ -9,7 +9,8 @@ import dev.sema.Semaphore;
 interface RedisSemaphoreSource {
 
     /**
-     * Opens (creating it in Redis if it does not exist) the semaphore {@code name}.
+     * The handle on the semaphore {@code name}: opened in Redis now (created there if it does not exist) when Redis
+     * can be reached, else opened in the background once it is, refusing every request until then.
      *
      * @param name the semaphore's name
      * @param config its properties
@@ -18,8 +19,17 @@ interface RedisSemaphoreSource {
      * @param settings for the messages
      * @return the handle
      * @throws SemaConfigurationException if the properties do not fit a Redis semaphore, there is no Redis to
-     *         keep it in, or it cannot be opened
+     *         keep it in, or it cannot be opened now and {@code sema.redis.fail-fast} is set
      */
     Semaphore open(String name, SemaProperties.SemaphoreProperties config, long permits, long maxPermits,
             Settings settings);
+
+    /**
+     * Runs {@code action} once the semaphore that {@link #open} returned is open in Redis: now, on this thread,
+     * if it is (a failure is then thrown), else on the thread that opens it (a failure is then logged).
+     *
+     * @param semaphore a handle returned by {@link #open}
+     * @param action what to do then
+     */
+    void whenOpen(Semaphore semaphore, Runnable action);
 }

@@ -44,8 +44,12 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
      *        redis-sentinel://host:26379,host:26380/0#primary. With it the starter opens a RedisSemaphores of its
      *        own (closed at shutdown), unless the application defines a RedisSemaphores bean, which is used
      *        instead.
+     * @param failFast Whether a Redis that cannot be reached at startup stops the start. By default the application
+     *        starts, its Redis semaphores refuse every request (503 from sema.web and @WithPermits) and the
+     *        semaphores health contributor is DOWN until Redis is reached, which the starter keeps trying in the
+     *        background.
      */
-    public record Redis(String uri) {
+    public record Redis(String uri, @DefaultValue("false") boolean failFast) {
     }
 
     /**
@@ -115,8 +119,12 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
      *        when none is free.
      * @param retryAfter Retry-After of the 503 answers, for refused requests and for PermitUnavailableException in
      *        Spring MVC, in whole seconds (rounded up).
+     * @param excludePaths Request paths never limited, as Ant-style patterns, comma-separated; they win over paths.
+     *        Defaults to the actuator's base path (management.endpoints.web.base-path, /actuator unless set), so
+     *        that health and readiness probes are never refused; nothing when the actuator is absent or served on
+     *        a port of its own (management.server.port). Set it empty to limit the actuator too.
      */
     public record Web(String semaphore, @DefaultValue("/**") List<String> paths, @DefaultValue("0ms") Duration maxWait,
-            @DefaultValue("1s") Duration retryAfter) {
+            @DefaultValue("1s") Duration retryAfter, List<String> excludePaths) {
     }
 }

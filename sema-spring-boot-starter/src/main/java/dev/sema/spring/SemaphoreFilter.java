@@ -2,7 +2,6 @@ package dev.sema.spring;
 
 import dev.sema.Permit;
 import dev.sema.Semaphore;
-import dev.sema.SemaphoreClosedException;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
@@ -12,19 +11,18 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeoutException;
-import org.springframework.http.HttpHeaders;
 import org.springframework.util.AntPathMatcher;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.UrlPathHelper;
 
 /**
- * {@code sema.web}: every request whose path matches takes one permit of the semaphore before it goes on,
- * waiting at most {@code max-wait}, and holds it until its response is complete: when the filter chain
- * returns, or, for a request that went asynchronous, when the asynchronous processing completes (an
- * {@link AsyncListener}; the servlet container delivers its {@code onComplete} after a timeout or an error
- * too). A request that gets no permit is answered 503 with a {@code Retry-After} header, through the
- * container's error handling ({@code sendError}), and goes no further.
+ * {@code sema.web}: every request whose path matches {@code paths} and none of {@code exclude-paths} takes one
+ * permit of the semaphore before it goes on, waiting at most {@code max-wait}, and holds it until its response is
+ * complete: when the filter chain returns, or, for a request that went asynchronous, when the asynchronous
+ * processing completes (an {@link AsyncListener}; the servlet container delivers its {@code onComplete} after a
+ * timeout or an error too). A request that gets no permit (none in time, the semaphore closed, or a Redis
+ * semaphore whose Redis cannot be reached) is answered 503 with a {@code Retry-After} header and a JSON body naming
+ * the semaphore ({@link PermitUnavailableExceptionResolver#send}), and goes no further.
  *
  * <p>Runs once per request: not again on the asynchronous or error dispatches of the same request
  * ({@link OncePerRequestFilter}). The path is the one within the application, decoded and normalized, so
@@ -35,13 +33,16 @@ final class SemaphoreFilter extends OncePerRequestFilter {
 
     private final Semaphore semaphore;
     private final List<String> patterns;
+    private final List<String> excluded;
     private final AntPathMatcher matcher = new AntPathMatcher();
     private final Duration maxWait;
     private final String retryAfter;
 
-    SemaphoreFilter(Semaphore semaphore, List<String> patterns, Duration maxWait, Duration retryAfter) {
+    SemaphoreFilter(Semaphore semaphore, List<String> patterns, List<String> excluded, Duration maxWait,
+            Duration retryAfter) {
         this.semaphore = semaphore;
         this.patterns = List.copyOf(patterns);
+        this.excluded = List.copyOf(excluded);
         this.maxWait = maxWait;
         this.retryAfter = Long.toString(Durations.secondsUp(retryAfter));
     }
@@ -49,6 +50,11 @@ final class SemaphoreFilter extends OncePerRequestFilter {
     @Override
     protected boolean shouldNotFilter(HttpServletRequest request) {
         String path = PATHS.getPathWithinApplication(request);
+        for (String pattern : excluded) {
+            if (matcher.match(pattern, path)) {
+                return true;
+            }
+        }
         for (String pattern : patterns) {
             if (matcher.match(pattern, path)) {
                 return false;
@@ -60,12 +66,11 @@ final class SemaphoreFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        Permit permit = acquire();
-        if (permit == null) {
-            response.setHeader(HttpHeaders.RETRY_AFTER, retryAfter);
-            response.sendError(HttpServletResponse.SC_SERVICE_UNAVAILABLE, "No permit of semaphore '"
-                    + semaphore.name() + "' for this request" + (maxWait.isZero() ? "" : " within "
-                    + Durations.format(maxWait)));
+        Permit permit;
+        try {
+            permit = Refusals.acquire(semaphore, 1, maxWait);
+        } catch (PermitUnavailableException refusal) {
+            PermitUnavailableExceptionResolver.send(request, response, refusal, retryAfter);
             return;
         }
         try {
@@ -81,22 +86,10 @@ final class SemaphoreFilter extends OncePerRequestFilter {
         }
     }
 
-    /** One permit now or within {@code max-wait}; {@code null} when none comes (or the semaphore is closed). */
-    private Permit acquire() {
-        try {
-            return maxWait.isZero() ? semaphore.tryAcquire(1).orElse(null) : semaphore.acquire(1, maxWait);
-        } catch (TimeoutException | SemaphoreClosedException e) {
-            return null;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return null;
-        }
-    }
-
     @Override
     public String toString() {
-        return "SemaphoreFilter[" + semaphore.name() + ", paths=" + patterns + ", max-wait=" + Durations.format(maxWait)
-                + "]";
+        return "SemaphoreFilter[" + semaphore.name() + ", paths=" + patterns + ", exclude-paths=" + excluded
+                + ", max-wait=" + Durations.format(maxWait) + "]";
     }
 
     /** Releases the request's permit when its asynchronous processing is complete. */

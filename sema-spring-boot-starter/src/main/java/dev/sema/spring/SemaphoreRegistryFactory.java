@@ -4,10 +4,8 @@ import dev.sema.AdaptiveLimit;
 import dev.sema.LeakDetection;
 import dev.sema.Semaphore;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * Builds the {@link ConfiguredSemaphoreRegistry} from {@code sema.semaphores}, checking each property first, so
@@ -32,9 +30,7 @@ final class SemaphoreRegistryFactory {
     }
 
     ConfiguredSemaphoreRegistry build() {
-        Map<String, Semaphore> semaphores = new LinkedHashMap<>();
-        Map<String, AdaptiveLimit> adaptive = new LinkedHashMap<>();
-        List<Semaphore> local = new ArrayList<>();
+        ConfiguredSemaphoreRegistry registry = new ConfiguredSemaphoreRegistry();
         try {
             for (Map.Entry<String, SemaProperties.SemaphoreProperties> e : properties.semaphores().entrySet()) {
                 String name = e.getKey();
@@ -52,22 +48,28 @@ final class SemaphoreRegistryFactory {
                                         + at + ".redis=false.");
                     }
                     semaphore = redis.open(name, config, permits, maxPermits, settings);
+                    registry.add(name, semaphore, false);
                 } else {
                     semaphore = local(name, at, config, permits, maxPermits);
-                    local.add(semaphore);
+                    registry.add(name, semaphore, true);
                 }
-                semaphores.put(name, semaphore);
                 if (config.adaptive() != null) {
-                    adaptive.put(name, adaptive(at, config.adaptive(), semaphore));
+                    Supplier<AdaptiveLimit> adaptive = adaptive(at, config.adaptive(), semaphore);
+                    if (config.redis()) {
+                        // A Redis semaphore not open yet gets its adaptive limit once it is (its stored limit is
+                        // then known); one open now gets it now, and a mistake stops the start.
+                        redis.whenOpen(semaphore, () -> registry.attach(name, adaptive));
+                    } else {
+                        registry.attach(name, adaptive);
+                    }
                 }
             }
         } catch (RuntimeException failure) {
             // Nothing half-built outlives a failed start: refills stop, adaptive limits unregister.
-            adaptive.values().forEach(AdaptiveLimit::close);
-            local.forEach(Semaphore::close);
+            registry.close();
             throw failure;
         }
-        return new ConfiguredSemaphoreRegistry(semaphores, adaptive, local);
+        return registry;
     }
 
     private long permits(String at, SemaProperties.SemaphoreProperties config) {
@@ -147,7 +149,11 @@ final class SemaphoreRegistryFactory {
         }
     }
 
-    private AdaptiveLimit adaptive(String at, SemaProperties.Adaptive config, Semaphore semaphore) {
+    /**
+     * Checks {@code config} against {@code semaphore} now (its configured ceiling, for a Redis semaphore not open
+     * yet) and returns what builds the adaptive limit on it.
+     */
+    private Supplier<AdaptiveLimit> adaptive(String at, SemaProperties.Adaptive config, Semaphore semaphore) {
         if (config.algorithm() == null) {
             throw settings.invalid(at + ".adaptive.algorithm", null, "is required with an adaptive limit: gradient"
                     + " (latency-based) or aimd (loss-based)", "Set " + at + ".adaptive.algorithm.");
@@ -178,11 +184,13 @@ final class SemaphoreRegistryFactory {
                     + min + ".." + ceiling + " (adaptive.min-limit to the lower of adaptive.max-limit and"
                     + " max-permits)", null);
         }
-        try {
-            return builder.build(semaphore);
-        } catch (IllegalArgumentException | IllegalStateException e) {
-            throw settings.invalid(at + ".adaptive", config, e.getMessage(), null, e);
-        }
+        return () -> {
+            try {
+                return builder.build(semaphore);
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw settings.invalid(at + ".adaptive", config, e.getMessage(), null, e);
+            }
+        };
     }
 
     private void atLeastOne(String property, long value) {

@@ -99,4 +99,18 @@ public @interface WithPermits {
      * @return the exception types
      */
     Class<? extends Throwable>[] droppedOn() default {};
+
+    /**
+     * A method of the same bean called instead of throwing {@link PermitUnavailableException} when no permit came:
+     * none in time, a closed semaphore, a Redis semaphore whose Redis cannot be reached (never for an interrupted
+     * wait, which throws, nor for the method's own exceptions, which pass through). It takes the method's
+     * parameters, optionally followed by the {@code PermitUnavailableException} (or a supertype of it); it returns
+     * what the method returns. For an asynchronous method it may return the stage's value or a
+     * {@code CompletionStage} of it, either of which completes the returned future. It runs without permits, on
+     * the thread that learned of the refusal. A fallback that does not exist or does not fit stops the
+     * application at startup, naming both methods. See the class documentation.
+     *
+     * @return the fallback method's name, a {@code ${...}} placeholder for it, or {@code ""} for none
+     */
+    String fallback() default "";
 }

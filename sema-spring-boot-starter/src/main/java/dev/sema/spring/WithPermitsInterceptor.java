@@ -3,16 +3,12 @@ package dev.sema.spring;
 import dev.sema.AdaptiveLimit;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
-import dev.sema.SemaphoreClosedException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeoutException;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
@@ -46,21 +42,30 @@ final class WithPermitsInterceptor implements MethodInterceptor {
      * What one annotated method does.
      *
      * @param semaphore the semaphore
+     * @param name its name in the registry, to find its adaptive limit (which a Redis semaphore gets only once it is
+     *        open)
+     * @param registry the registry
      * @param permits how many permits a call holds
-     * @param timeout how long a call waits for them; {@code null}: as long as it takes
+     * @param timeout how long a call waits for them; {@code null}: as long as it takes; zero: not at all (a
+     *        {@code tryAcquire}, so that a refusal is {@code UNAVAILABLE}, never a timeout, and so never a drop for
+     *        an adaptive limit)
      * @param droppedOn the failures that are drops
-     * @param adaptive the semaphore's adaptive limit, or {@code null}
+     * @param fallback what is called instead of throwing a refusal, or {@code null}
      * @param async whether the method returns a {@code CompletionStage}
      * @param method the method, for messages
      */
-    record Plan(Semaphore semaphore, long permits, Duration timeout, Class<? extends Throwable>[] droppedOn,
-            AdaptiveLimit adaptive, boolean async, Method method) {
+    record Plan(Semaphore semaphore, String name, SemaphoreRegistry registry, long permits, Duration timeout,
+            Class<? extends Throwable>[] droppedOn, Fallback fallback, boolean async, Method method) {
 
         void failed(Throwable failure) {
-            if (adaptive == null || droppedOn.length == 0) {
+            if (droppedOn.length == 0) {
                 return;
             }
-            Throwable t = unwrap(failure);
+            AdaptiveLimit adaptive = registry.adaptive(name).orElse(null);
+            if (adaptive == null) {
+                return;
+            }
+            Throwable t = Refusals.unwrap(failure);
             for (Class<? extends Throwable> type : droppedOn) {
                 if (type.isInstance(t)) {
                     adaptive.dropped();
@@ -69,10 +74,6 @@ final class WithPermitsInterceptor implements MethodInterceptor {
             }
         }
 
-        PermitUnavailableException unavailable(long startNanos, Throwable cause) {
-            return new PermitUnavailableException(semaphore.name(), permits,
-                    Duration.ofNanos(Math.max(0, System.nanoTime() - startNanos)), cause);
-        }
     }
 
     @Override
@@ -82,7 +83,16 @@ final class WithPermitsInterceptor implements MethodInterceptor {
     }
 
     private static Object invokeBlocking(Plan plan, MethodInvocation invocation) throws Throwable {
-        Permit permit = acquire(plan);
+        Permit permit;
+        try {
+            permit = Refusals.acquire(plan.semaphore(), plan.permits(), plan.timeout());
+        } catch (PermitUnavailableException refusal) {
+            // An interrupted caller is asked to stop, not to do something else: no fallback then.
+            if (plan.fallback() == null || refusal.getCause() instanceof InterruptedException) {
+                throw refusal;
+            }
+            return plan.fallback().call(invocation.getThis(), invocation.getArguments(), refusal);
+        }
         try {
             return invocation.proceed();
         } catch (Throwable t) {
@@ -93,33 +103,15 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         }
     }
 
-    private static Permit acquire(Plan plan) {
-        long start = System.nanoTime();
-        try {
-            return plan.timeout() == null ? plan.semaphore().acquire(plan.permits())
-                    : plan.semaphore().acquire(plan.permits(), plan.timeout());
-        } catch (TimeoutException e) {
-            throw plan.unavailable(start, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the caller learns of the interrupt from the flag, as the contract says
-            throw plan.unavailable(start, e);
-        } catch (SemaphoreClosedException e) {
-            throw plan.unavailable(start, e);
-        }
-    }
-
     /**
      * The method runs once the permits are granted, on the thread that grants them (the caller's, when they
      * are free); its stage's completion releases them, then completes the returned future.
      */
     private static CompletableFuture<Object> invokeAsync(Plan plan, MethodInvocation invocation) {
-        long start = System.nanoTime();
-        Semaphore semaphore = plan.semaphore();
-        CompletableFuture<Permit> acquired = plan.timeout() == null ? semaphore.acquireAsync(plan.permits())
-                : semaphore.acquireAsync(plan.permits(), plan.timeout());
+        CompletableFuture<Permit> acquired = Refusals.acquireAsync(plan.semaphore(), plan.permits(), plan.timeout());
         CompletableFuture<Object> result = new CompletableFuture<>();
         // The caller gave up (cancel, orTimeout) while the permits were awaited: withdraw the request. A grant
-        // that races with it is given back by the acquire future itself, or below when result is found done.
+        // that races with it is given back by Refusals.acquireAsync, or below when result is found done.
         result.whenComplete((v, e) -> {
             if (!acquired.isDone()) {
                 acquired.cancel(false);
@@ -127,7 +119,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         });
         acquired.whenComplete((permit, failure) -> {
             if (failure != null) {
-                result.completeExceptionally(asyncFailure(plan, start, failure));
+                refusedAsync(plan, invocation, failure, result);
                 return;
             }
             if (result.isDone()) {
@@ -154,36 +146,54 @@ final class WithPermitsInterceptor implements MethodInterceptor {
                     plan.failed(error);
                 }
                 permit.close(); // first, so that whoever continues from the result finds the permits back
-                if (error != null) {
-                    result.completeExceptionally(unwrap(error));
-                } else {
-                    result.complete(value);
-                }
+                complete(result, value, error);
             });
         });
         return result;
     }
 
-    private static Throwable asyncFailure(Plan plan, long start, Throwable failure) {
-        Throwable t = unwrap(failure);
-        if (t instanceof TimeoutException || t instanceof SemaphoreClosedException) {
-            return plan.unavailable(start, t);
+    /** No permits for an asynchronous call: the fallback's result, or the refusal, completes {@code result}. */
+    private static void refusedAsync(Plan plan, MethodInvocation invocation, Throwable failure,
+            CompletableFuture<Object> result) {
+        if (!(Refusals.unwrap(failure) instanceof PermitUnavailableException refusal) || result.isDone()) {
+            result.completeExceptionally(Refusals.unwrap(failure)); // a cancellation of ours (result is done already)
+            return;
         }
-        return t; // a cancellation of ours (result is then done already), or the Redis being unreachable
+        if (plan.fallback() == null) {
+            result.completeExceptionally(refusal);
+            return;
+        }
+        Object returned;
+        try {
+            returned = plan.fallback().call(invocation.getThis(), invocation.getArguments(), refusal);
+        } catch (Throwable t) {
+            result.completeExceptionally(t);
+            return;
+        }
+        if (!plan.fallback().returnsStage()) {
+            result.complete(returned);
+        } else if (returned == null) {
+            result.completeExceptionally(new NullPointerException("fallback " + Fallback.describe(plan.fallback()
+                    .method()) + " returned null instead of a CompletionStage"));
+        } else {
+            ((CompletionStage<?>) returned).whenComplete((value, error) -> complete(result, value, error));
+        }
     }
 
-    private static Throwable unwrap(Throwable t) {
-        Throwable u = t;
-        while ((u instanceof CompletionException || u instanceof ExecutionException) && u.getCause() != null) {
-            u = u.getCause();
+    private static void complete(CompletableFuture<Object> result, Object value, Throwable error) {
+        if (error != null) {
+            result.completeExceptionally(Refusals.unwrap(error));
+        } else {
+            result.complete(value);
         }
-        return u;
     }
 
     private Plan plan(MethodInvocation invocation) {
         Method method = invocation.getMethod();
         Object target = invocation.getThis();
-        Method specific = target == null ? method : AopUtils.getMostSpecificMethod(method, AopUtils.getTargetClass(target));
+        Class<?> targetClass = target == null ? method.getDeclaringClass()
+                : ClassUtils.getUserClass(AopUtils.getTargetClass(target));
+        Method specific = target == null ? method : AopUtils.getMostSpecificMethod(method, targetClass);
         Plan plan = plans.get(specific);
         if (plan != null) {
             return plan;
@@ -192,15 +202,18 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         if (annotation == null) {
             annotation = AnnotatedElementUtils.findMergedAnnotation(method, WithPermits.class);
         }
-        return plan(specific, annotation);
+        return plan(specific, targetClass, annotation);
     }
 
     /**
      * Works out (once) what calls of {@code method} do, checking the annotation against the registry.
      *
+     * @param method the annotated method
+     * @param targetClass the bean's class, where the fallback is looked for
+     * @param annotation its annotation
      * @throws SemaConfigurationException if the annotation is wrong
      */
-    Plan plan(Method method, WithPermits annotation) {
+    Plan plan(Method method, Class<?> targetClass, WithPermits annotation) {
         Plan known = plans.get(method);
         if (known != null) {
             return known;
@@ -228,14 +241,19 @@ final class WithPermitsInterceptor implements MethodInterceptor {
                     + ", whose work starts after the call returns, when the permits would already be released",
                     "Return a CompletionStage or CompletableFuture, or acquire the permits in the reactive chain.");
         }
-        AdaptiveLimit adaptive = semaphores.adaptive(name).orElse(null);
-        if (adaptive == null && annotation.droppedOn().length > 0) {
+        // A Redis semaphore gets its adaptive limit once it is open in Redis, which may be after startup.
+        if (annotation.droppedOn().length > 0 && semaphores.adaptive(name).isEmpty()
+                && !SemaphoreState.isRedis(semaphore)) {
             LOG.log(System.Logger.Level.WARNING, () -> "@WithPermits(droppedOn = "
                     + Arrays.toString(annotation.droppedOn()) + ") on " + ClassUtils.getQualifiedMethodName(method)
                     + " has no effect: semaphore '" + name + "' has no adaptive limit (sema.semaphores." + name
                     + ".adaptive)");
         }
-        Plan plan = new Plan(semaphore, annotation.permits(), timeout, annotation.droppedOn(), adaptive, async, method);
+        String fallbackName = resolve(annotation.fallback()).trim();
+        Fallback fallback = fallbackName.isEmpty() ? null
+                : Fallback.resolve(method, targetClass, fallbackName, async, annotation);
+        Plan plan = new Plan(semaphore, name, semaphores, annotation.permits(), timeout, annotation.droppedOn(),
+                fallback, async, method);
         Plan raced = plans.putIfAbsent(method, plan);
         return raced == null ? plan : raced;
     }

@@ -61,7 +61,7 @@ final class WithPermitsPostProcessor extends AbstractBeanFactoryAwareAdvisingPos
                                 : "final") + " method cannot be proxied, so its calls would not be limited",
                         "Make the method non-private, non-static and non-final, or remove @WithPermits.");
             }
-            interceptor.plan(method, annotation);
+            interceptor.plan(method, type, annotation);
         }, WithPermitsPostProcessor::candidate);
     }
 

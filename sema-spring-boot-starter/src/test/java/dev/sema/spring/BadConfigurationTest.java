@@ -142,8 +142,8 @@ class BadConfigurationTest {
     }
 
     @Test
-    void unreachableRedisHidesThePassword() {
-        runner.withPropertyValues("sema.redis.uri=redis://app:s3cret@127.0.0.1:1?timeout=2s")
+    void unreachableRedisStopsTheStartWithFailFastAndHidesThePassword() {
+        runner.withPropertyValues("sema.redis.uri=redis://app:s3cret@127.0.0.1:1?timeout=2s", "sema.redis.fail-fast=true")
                 .run(context -> {
                     SemaConfigurationException e = failure(context);
                     assertThat(e.setting()).isEqualTo("sema.redis.uri");
@@ -153,6 +153,45 @@ class BadConfigurationTest {
                     assertThat(new SemaFailureAnalyzer().analyze(context.getStartupFailure()).getDescription())
                             .doesNotContain("s3cret");
                 });
+    }
+
+    @Test
+    void unreachableRedisStopsTheStartWithFailFastWhenASemaphoreIsOpened() {
+        runner.withPropertyValues("sema.redis.uri=redis://127.0.0.1:1?timeout=2s", "sema.redis.fail-fast=true",
+                "sema.semaphores.db.permits=1", "sema.semaphores.db.redis=true")
+                .run(failsWith("sema.redis.uri", "redis://127.0.0.1:1?timeout=2s", "Redis cannot be reached"));
+    }
+
+    @Test
+    void withoutFailFastAnUnreachableRedisLetsTheApplicationStart() {
+        runner.withPropertyValues("sema.redis.uri=redis://app:s3cret@127.0.0.1:1?timeout=2s",
+                "sema.semaphores.db.permits=1", "sema.semaphores.db.redis=true").run(context -> {
+                    assertThat(context.getStartupFailure()).isNull();
+                    dev.sema.Semaphore db = context.getBean(SemaphoreRegistry.class).get("db");
+                    assertThat(SemaphoreState.kind(db)).isEqualTo("redis");
+                    assertThat(db.maxPermits()).isEqualTo(1);
+                    assertThatThrownBy(() -> db.tryAcquire(1)).isInstanceOf(dev.sema.redis.RedisSemaphoreException.class)
+                            .hasMessageContaining("semaphore 'db'").hasMessageContaining("not open yet")
+                            .message().doesNotContain("s3cret");
+                    assertThatThrownBy(() -> db.tryAcquire(2)).isInstanceOf(IllegalArgumentException.class);
+                });
+    }
+
+    @Test
+    void webFilterOnASemaphoreWithNoPermitToGive() {
+        new WebApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SemaAutoConfiguration.class, SemaWebAutoConfiguration.class))
+                .withPropertyValues("sema.semaphores.inbound.permits=0", "sema.web.semaphore=inbound")
+                .run(failsWith("sema.web.semaphore", "inbound", "has max-permits 0"));
+    }
+
+    @Test
+    void webExcludePathNotStartingWithASlash() {
+        new WebApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SemaAutoConfiguration.class, SemaWebAutoConfiguration.class))
+                .withPropertyValues("sema.semaphores.inbound.permits=1", "sema.web.semaphore=inbound",
+                        "sema.web.exclude-paths=/health,actuator/**")
+                .run(failsWith("sema.web.exclude-paths", "/health,actuator/**", "'actuator/**' must start with /"));
     }
 
     @Test

@@ -116,9 +116,12 @@ class WithPermitsWebTest {
             HttpResponse<String> r = http.get("/work/single");
             assertThat(r.statusCode()).isEqualTo(503);
             assertThat(r.headers().firstValue("Retry-After")).hasValue("2");
+            assertThat(r.body()).contains("\"semaphore\":\"single\"", "\"path\":\"/work/single\"",
+                    "1 permit of semaphore 'single' not available");
             HttpResponse<String> async = http.get("/work/single-async");
             assertThat(async.statusCode()).isEqualTo(503);
             assertThat(async.headers().firstValue("Retry-After")).hasValue("2");
+            assertThat(async.body()).contains("\"semaphore\":\"single\"", "after 100ms");
         }
         assertThat(http.get("/work/single").body()).isEqualTo("single");
         assertThat(http.get("/work/single-async").body()).isEqualTo("single");

@@ -6,6 +6,7 @@ import dev.sema.Permit;
 import dev.sema.Semaphore;
 import dev.sema.spring.SemaphoreRegistry;
 import java.io.IOException;
+import java.io.StringReader;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,10 +14,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,15 +32,21 @@ import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.Resource;
+import org.w3c.dom.Element;
+import org.w3c.dom.Node;
+import org.xml.sax.InputSource;
 
 /**
  * The README's Spring Boot section, which sema-examples' ReadmeExamplesTest leaves to this module (its classes need
  * Spring Boot): its Java is the example's source verbatim, its YAML is part of the example's application.yml and
- * runs the example on its own, the endpoint answers what it shows, and its dependencies are the example's.
+ * runs the example on its own, the endpoint answers what it shows, and its dependencies are the example's (all of
+ * them, with versions and scopes as written, but for the test dependencies and sema-redis of the redis profile).
  */
 @Timeout(60)
 class ReadmeSpringBootTest {
     private static final Pattern BLOCK = Pattern.compile("```(\\w+)\\n(.*?)```", Pattern.DOTALL);
+    /** The example's dependencies that the section's example does not use: sema-redis is for its redis profile. */
+    private static final Set<String> NOT_FOR_THE_SECTION = Set.of("dev.sema:sema-redis");
 
     @Test
     void everyJavaBlockIsTheExamplesSourceVerbatim() throws IOException {
@@ -119,19 +128,64 @@ class ReadmeSpringBootTest {
     }
 
     @Test
-    void theDependenciesAreTheExamples() throws IOException {
-        String pom = Files.readString(Path.of("pom.xml"));
+    void theDependenciesAreTheExamples() throws Exception {
         List<String> xml = blocks("xml");
         assertThat(xml).hasSize(1);
-        Matcher artifact = Pattern.compile("<artifactId>([^<]+)</artifactId>").matcher(xml.get(0));
-        List<String> artifacts = new ArrayList<>();
-        while (artifact.find()) {
-            artifacts.add(artifact.group(1));
+        Element block = parse(xml.get(0));
+        assertThat(block.getTagName()).as("the section's XML block is a <dependencies> element")
+                .isEqualTo("dependencies");
+        List<Dependency> readme = dependencies(block);
+
+        Element project = parse(Files.readString(Path.of("pom.xml")));
+        List<Element> declared = children(project, "dependencies");
+        assertThat(declared).hasSize(1);
+        List<Dependency> example = dependencies(declared.get(0)).stream()
+                .filter(d -> !"test".equals(d.scope()) && !NOT_FOR_THE_SECTION.contains(d.key()))
+                .toList();
+
+        // Both ways, with versions and scopes as written: what the section lists is what the example compiles with.
+        assertThat(readme).as("the README's Spring Boot dependencies against sema-spring-example's pom.xml"
+                + " (update them together)").containsExactlyInAnyOrderElementsOf(example);
+        assertThat(readme).extracting(Dependency::key)
+                .contains("dev.sema:sema-spring-boot-starter", "dev.sema:sema-micrometer");
+        assertThat(section()).as("the section points to the BOM's import for sema's versions")
+                .contains("(#use-sema-in-your-project)");
+    }
+
+    /** A dependency as a POM writes it; {@code version} and {@code scope} are null when it leaves them out. */
+    private record Dependency(String groupId, String artifactId, String version, String scope) {
+        String key() {
+            return groupId + ":" + artifactId;
         }
-        assertThat(artifacts).containsExactly("sema-spring-boot-starter", "sema-micrometer");
-        for (String a : artifacts) {
-            assertThat(pom).contains("<groupId>dev.sema</groupId>\n      <artifactId>" + a + "</artifactId>");
+    }
+
+    private static List<Dependency> dependencies(Element dependencies) {
+        List<Dependency> all = new ArrayList<>();
+        for (Element d : children(dependencies, "dependency")) {
+            all.add(new Dependency(text(d, "groupId"), text(d, "artifactId"), text(d, "version"), text(d, "scope")));
         }
+        return all;
+    }
+
+    private static Element parse(String xml) throws Exception {
+        return DocumentBuilderFactory.newInstance().newDocumentBuilder()
+                .parse(new InputSource(new StringReader(xml))).getDocumentElement();
+    }
+
+    private static List<Element> children(Element parent, String name) {
+        List<Element> children = new ArrayList<>();
+        for (Node n = parent.getFirstChild(); n != null; n = n.getNextSibling()) {
+            if (n instanceof Element e && e.getTagName().equals(name)) {
+                children.add(e);
+            }
+        }
+        return children;
+    }
+
+    private static String text(Element parent, String name) {
+        List<Element> found = children(parent, name);
+        assertThat(found).as("<" + name + "> in a <" + parent.getTagName() + ">").hasSizeLessThanOrEqualTo(1);
+        return found.isEmpty() ? null : found.get(0).getTextContent().strip();
     }
 
     // ---------------------------------------------------------------- the section

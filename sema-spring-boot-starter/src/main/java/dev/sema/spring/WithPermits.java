@@ -27,7 +27,11 @@ import java.lang.annotation.Target;
  * <h2>Synchronous methods</h2>
  * The permits are acquired before the method runs, on the calling thread, and released when it returns
  * or throws. If they cannot be had within {@link #timeout()}, the method does not run and the call throws
- * {@link PermitUnavailableException}.
+ * {@link PermitUnavailableException} (or returns what the {@link #fallback()} returns). {@code timeout = "0"} is a
+ * {@code tryAcquire}: its refusals are {@link dev.sema.Rejection#UNAVAILABLE}, not timeouts, so an adaptive
+ * limit never counts them as drops (refusing load must not lower the limit and refuse more). A Redis semaphore
+ * whose Redis cannot be reached refuses the same way (the exception's cause is the
+ * {@code RedisSemaphoreException}), so that an outage is answered 503, not 500.
  *
  * <h2>Asynchronous methods</h2>
  * A method declared to return {@link java.util.concurrent.CompletionStage} or
@@ -40,6 +44,24 @@ import java.lang.annotation.Target;
  * exception thrown by the method (or a {@code null} it returns, as a {@code NullPointerException}). Cancelling
  * the returned future while it waits for the permits withdraws the request; once the method has run, its own
  * stage is not cancelled, and the permits stay held until it completes (the work it started may still run).
+ *
+ * <h2>Fallbacks</h2>
+ * With {@link #fallback()}, a refused call (no permit in time, a closed semaphore, Redis unreachable) calls the
+ * named method of the same bean with the same arguments instead, and returns what it returns; for an asynchronous
+ * method the fallback's value, or the stage it returns, completes the returned future. The fallback runs without
+ * permits, on the thread that learned of the refusal (the caller's, or for a timed asynchronous wait the thread
+ * that ended it). It never runs for the method's own exceptions, nor for an interrupted wait. Resilience4j's
+ * {@code fallbackMethod} users will recognise it:
+ * {@snippet :
+ * @WithPermits(value = "partner", timeout = "0", fallback = "cachedQuote")
+ * Quote quote(String sku) {
+ *     return rest.get().uri("/quotes/{sku}", sku).retrieve().body(Quote.class);
+ * }
+ *
+ * Quote cachedQuote(String sku, PermitUnavailableException refused) {   // the last parameter is optional
+ *     return cache.get(sku);
+ * }
+ * }
  *
  * <h2>Interruption</h2>
  * A synchronous call whose wait is interrupted throws {@link PermitUnavailableException} (caused by the
@@ -56,8 +78,9 @@ import java.lang.annotation.Target;
  * When the bean is created, every annotated method is checked: the semaphore must be in the
  * {@link SemaphoreRegistry}, {@link #permits()} within {@code 0..maxPermits()}, the timeout readable, and the
  * method neither a reactive one (a {@code Publisher}: the permits would be released before anything ran) nor
- * one returning another kind of {@code CompletionStage}. A mistake stops the application with a message
- * naming the method. {@link #value()} and {@link #timeout()} may be property placeholders ({@code ${...}}).
+ * one returning another kind of {@code CompletionStage}, and the fallback must exist and fit. A mistake stops the
+ * application with a message naming the method (and the fallback). {@link #value()}, {@link #timeout()} and
+ * {@link #fallback()} may be property placeholders ({@code ${...}}).
  *
  * <h2>Proxies</h2>
  * As with Spring's other method annotations, the call must come through the bean's proxy: a call from

@@ -9,6 +9,7 @@
  * {@snippet lang=yaml :
  * sema:
  *   redis.uri: redis://127.0.0.1:6379     # or the application defines a RedisSemaphores bean
+ *   redis.fail-fast: false                # default: start while Redis is unreachable
  *   semaphores:
  *     db:                                 # the semaphore's name()
  *       permits: 10                       # required
@@ -26,6 +27,8 @@
  *     semaphore: db
  *     paths: /api/**                      # Ant-style, comma-separated; default /**
  *     max-wait: 0ms                       # how long a request may queue; default 0 (refuse at once)
+ *     exclude-paths: /actuator/**         # default: the actuator's base path; never limited
+ *     retry-after: 1s                     # the Retry-After of every 503
  * }
  *
  * <h2>Properties</h2>
@@ -34,9 +37,13 @@
  * <thead><tr><th>property</th><th>default</th><th>meaning</th></tr></thead>
  * <tbody>
  * <tr><td>{@code sema.redis.uri}</td><td>none</td><td>The Redis of the {@code redis: true} semaphores
- *     ({@code redis://}, {@code rediss://}, {@code redis-sentinel://}). The starter opens a {@code RedisSemaphores}
- *     of its own and closes it at shutdown, unless the application defines a {@code RedisSemaphores} bean (for
- *     Redis Cluster: {@code RedisSemaphores.connectCluster}), which is used instead.</td></tr>
+ *     ({@code redis://}, {@code rediss://}, {@code redis-sentinel://}). The starter connects to it itself (not as
+ *     a bean) and closes the connection at shutdown, unless the application defines a {@code RedisSemaphores}
+ *     bean (for Redis Cluster: {@code RedisSemaphores.connectCluster}), which is used instead.</td></tr>
+ * <tr><td>{@code sema.redis.fail-fast}</td><td>{@code false}</td><td>{@code true}: a Redis that cannot be reached
+ *     at startup stops the start. By default the application starts; its Redis semaphores refuse every request
+ *     (503, or the {@code @WithPermits} fallback) and the health contributor is DOWN until the starter, trying
+ *     again in the background (every 250 ms at first, then at most every 5 s), reaches Redis.</td></tr>
  * <tr><td>{@code sema.semaphores.<name>.permits}</td><td>required</td><td>The limit it starts with,
  *     {@code 0..max-permits}.</td></tr>
  * <tr><td>{@code sema.semaphores.<name>.max-permits}</td><td>{@code permits}</td><td>The ceiling the limit may be
@@ -71,11 +78,15 @@
  * <tr><td>{@code sema.web.semaphore}</td><td>none (no filter)</td><td>The semaphore inbound requests take one
  *     permit of, held until the response is complete (asynchronous requests included).</td></tr>
  * <tr><td>{@code sema.web.paths}</td><td>{@code /**}</td><td>Ant-style patterns of the request paths within
- *     the application, comma-separated. The default includes {@code /actuator/**}: list the paths to limit
- *     when health probes must never be refused.</td></tr>
+ *     the application, comma-separated.</td></tr>
+ * <tr><td>{@code sema.web.exclude-paths}</td><td>the actuator's base path</td><td>Ant-style patterns never
+ *     limited, winning over {@code paths}: by default {@code /actuator} and {@code /actuator/**} (or whatever
+ *     {@code management.endpoints.web.base-path} says), so that health and readiness probes are never refused;
+ *     nothing when the actuator is absent, on a port of its own ({@code management.server.port}) or at the root.
+ *     Set it empty to limit the actuator too.</td></tr>
  * <tr><td>{@code sema.web.max-wait}</td><td>0</td><td>How long a request may wait for a permit; then 503.</td></tr>
- * <tr><td>{@code sema.web.retry-after}</td><td>1s</td><td>The {@code Retry-After} of the 503 answers, in whole
- *     seconds (rounded up).</td></tr>
+ * <tr><td>{@code sema.web.retry-after}</td><td>1s</td><td>The {@code Retry-After} of every 503 answer (the
+ *     filter's and {@code PermitUnavailableException}'s), in whole seconds (rounded up).</td></tr>
  * </tbody>
  * </table>
  * A name that is not lower-case letters, digits and dashes is written in brackets:
@@ -87,9 +98,10 @@
  *     bean, which every part below then uses).</li>
  * <li>{@link dev.sema.spring.WithPermits} on the methods of Spring beans, blocking or returning a
  *     {@code CompletionStage}; {@link dev.sema.spring.PermitUnavailableException} when the permits do not come in
- *     time.</li>
- * <li>Spring MVC: {@code PermitUnavailableException} becomes 503 with {@code Retry-After}; so does a request the
- *     {@code sema.web} filter refuses.</li>
+ *     time (or Redis cannot be reached), or the method's {@code fallback}.</li>
+ * <li>Spring MVC: {@code PermitUnavailableException} becomes 503 with {@code Retry-After} and a JSON body naming
+ *     the semaphore ({@code {"status":503,"error":"Service Unavailable","semaphore":"db","permits":1,"message":
+ *     "...","path":"/orders"}}); so does a request the {@code sema.web} filter refuses.</li>
  * <li>Micrometer (sema-micrometer on the class path): every registry semaphore bound with
  *     {@code SemaphoreMetrics}, e.g. {@code sema_permits_limit{name="db"}} at {@code /actuator/prometheus}.</li>
  * <li>The actuator: the {@code semaphores} endpoint ({@link dev.sema.spring.SemaphoresEndpoint}; GET all, GET
@@ -100,11 +112,13 @@
  * <h2>Startup and shutdown</h2>
  * A configuration mistake (a negative or missing {@code permits}, {@code max-permits} below it, an unknown
  * {@code fairness}, {@code redis: true} with no Redis, {@code sema.web.semaphore} naming no semaphore, a
- * {@code @WithPermits} naming none, ...) stops the application at startup, and Spring Boot's failure report names
- * the property (or annotation), the value and where it was set. When the context closes, once the web server has
- * stopped taking requests: the adaptive limits are closed, then the local semaphores (their waiters fail; held
- * permits can still be released), then the {@code RedisSemaphores} the starter opened, which releases the
- * permits this process still holds and leaves the Redis semaphores open for the rest of the fleet.
+ * {@code @WithPermits} naming none or a {@code fallback} that does not fit, {@code sema.web} on a semaphore whose
+ * {@code max-permits} is 0, ...) stops the application at startup, and Spring Boot's failure report names the
+ * property (or annotation), the value and where it was set. A Redis that cannot be reached does not, unless
+ * {@code sema.redis.fail-fast} is set: see above. When the context closes, once the web server has stopped taking
+ * requests: the adaptive limits are closed, then the local semaphores (their waiters fail; held permits can still
+ * be released), then the Redis connection the starter opened, which releases the permits this process still holds
+ * and leaves the Redis semaphores open for the rest of the fleet.
  *
  * <h2>Virtual threads</h2>
  * With {@code spring.threads.virtual.enabled=true}, requests that wait in the filter or in a {@code @WithPermits}

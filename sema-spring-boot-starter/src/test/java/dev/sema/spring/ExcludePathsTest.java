@@ -3,10 +3,13 @@ package dev.sema.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sema.Permit;
+import dev.sema.Rejection;
 import dev.sema.Semaphore;
+import dev.sema.SemaphoreListener;
 import dev.sema.spring.app.TestApp;
 import java.net.http.HttpResponse;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.WebApplicationType;
@@ -31,6 +34,13 @@ class ExcludePathsTest {
         try (ConfigurableApplicationContext app = start()) {
             Http http = http(app);
             Semaphore inbound = app.getBean(SemaphoreRegistry.class).get("inbound");
+            List<Rejection> rejections = new CopyOnWriteArrayList<>();
+            inbound.addListener(new SemaphoreListener() {
+                @Override
+                public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
+                    rejections.add(why);
+                }
+            });
             try (Permit all = inbound.tryAcquire(inbound.permits()).orElseThrow()) {
                 HttpResponse<String> refused = http.get("/open/quick");
                 assertThat(refused.statusCode()).isEqualTo(503);
@@ -50,6 +60,8 @@ class ExcludePathsTest {
                 // Only the base path itself and what is under it: a path that merely starts alike is limited.
                 assertThat(http.get("/actuatorial").statusCode()).isEqualTo(503);
             }
+            // max-wait 0 tries: a refusal, never a timeout (which an adaptive limit would count as a drop)
+            assertThat(rejections).containsExactly(Rejection.UNAVAILABLE, Rejection.UNAVAILABLE);
         }
     }
 

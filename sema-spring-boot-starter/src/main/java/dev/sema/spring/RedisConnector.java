@@ -131,13 +131,21 @@ final class RedisConnector implements AutoCloseable {
     }
 
     private void attemptSerially() {
-        RedisSemaphores c = connection();
         List<Opening> todo;
         synchronized (this) {
             if (closed) {
                 return;
             }
             todo = new ArrayList<>(pending.values());
+        }
+        RedisSemaphores c;
+        try {
+            c = connection();
+        } catch (Unreachable e) {
+            for (Opening o : todo) {
+                o.handle().failedToOpen(Settings.redacted(e.getMessage()));
+            }
+            throw e;
         }
         RedisSemaphoreException failed = null;
         for (Opening o : todo) {

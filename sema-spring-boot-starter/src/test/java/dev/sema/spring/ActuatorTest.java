@@ -83,7 +83,8 @@ class ActuatorTest {
             for (int round = 0; round < 10 && adaptive.limit() == set; round++) {
                 List<Permit> held = new ArrayList<>();
                 for (long i = 0; i < set; i++) {
-                    held.add(partner.tryAcquire().orElseThrow());
+                    held.add(partner.tryAcquire().orElseThrow(() -> new AssertionError("the limit fell below "
+                            + set + " before it grew: " + adaptive)));
                 }
                 held.forEach(Permit::close);
             }

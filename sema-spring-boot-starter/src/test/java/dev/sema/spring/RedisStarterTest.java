@@ -8,6 +8,7 @@ import dev.sema.Semaphore;
 import dev.sema.redis.RedisSemaphores;
 import dev.sema.testing.RedisServer;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -153,6 +154,29 @@ class RedisStarterTest {
             assertThat(back.statusCode()).as(back.body()).isEqualTo(200);
             assertThat(JSON.readTree(back.body()).get("kind").asString()).isEqualTo("redis");
             assertThat(JSON.readTree(back.body()).has("permits")).isTrue();
+        }
+    }
+
+    @Test
+    void endpointAnswersWithinItsBoundWhileRedisStalls() throws Exception {
+        try (RedisServer own = RedisServer.start(binary)) {
+            ConfigurableApplicationContext c = start(own.uri(), "stalled");
+            Http http = http(c);
+            assertThat(http.get("/actuator/semaphores/stalled").statusCode()).isEqualTo(200);
+
+            own.pause(); // connected but silent: each read waits for the command timeout, 10 s
+            try {
+                long started = System.nanoTime();
+                HttpResponse<String> all = http.get("/actuator/semaphores");
+                Duration took = Duration.ofNanos(System.nanoTime() - started);
+                assertThat(all.statusCode()).isEqualTo(200);
+                JsonNode semaphores = JSON.readTree(all.body()).get("semaphores");
+                assertThat(semaphores.get("stalled").get("error").asString()).isEqualTo("no reply within 3s");
+                assertThat(semaphores.get("local").has("permits")).isTrue();
+                assertThat(took).isBetween(SemaphoreState.READ_TIMEOUT, SemaphoreState.READ_TIMEOUT.plusSeconds(4));
+            } finally {
+                own.resume();
+            }
         }
     }
 

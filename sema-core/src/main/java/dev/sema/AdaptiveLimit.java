@@ -135,7 +135,8 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
      *     held leaves its sample or drop counted, and the holder, after unlocking, looks again (react's
      *     loop), so no window or drop is left undecided while nobody holds the lock.
      * A3: the limit changes only through apply(), with a target clamped to minLimit..maxLimit; `limit`
-     *     is what was last set (or, remote, last read back from the shared semaphore).
+     *     is what was last set (or, remote, last read back from the shared semaphore). A limit set by
+     *     someone else waits in `adopt` for the next decision, and limit() reports it meanwhile.
      * A4: after a backoff at time t, drops before t + episodeNanos() (the smoothed hold time) are counted
      *     as the same episode and ignored.
      * A5: remote semaphores are changed by one virtual thread at a time (applying), never by the thread
@@ -201,12 +202,44 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
     }
 
     /**
-     * Returns the limit this adaptive limit last set (or, on a shared semaphore, last read back).
+     * Returns the limit this adaptive limit last set (or, on a shared semaphore, last read back), or one set
+     * by someone else since, which it adopts as its new starting point.
      *
      * @return the limit
      */
     public long limit() {
-        return limit;
+        // An adoption is made by the next decision, which an idle semaphore may not bring for a long time;
+        // until then the limit set by someone else is already the semaphore's, so that is what it reports.
+        long adopted = adopt.get();
+        return adopted != NONE ? adopted : limit;
+    }
+
+    /**
+     * Returns the algorithm that moves the limit.
+     *
+     * @return {@code "aimd"} or {@code "gradient"}
+     */
+    public String algorithm() {
+        return control.name();
+    }
+
+    /**
+     * Returns the lowest limit it sets: the builder's {@code minLimit}.
+     *
+     * @return at least 1
+     */
+    public long minLimit() {
+        return minLimit;
+    }
+
+    /**
+     * Returns the highest limit it sets: the builder's {@code maxLimit} capped by the semaphore's
+     * {@code maxPermits()}, as {@link Builder#build} found it.
+     *
+     * @return at least {@link #minLimit()}
+     */
+    public long maxLimit() {
+        return maxLimit;
     }
 
     /** Stops adjusting and unregisters from the semaphore; the limit stays where it is. Idempotent. */
@@ -304,10 +337,15 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
     }
 
     private void decideLocked() {
-        long adopted = adopt.getAndSet(NONE);
-        if (adopted != NONE && adopted != limit) {
-            estimate = adopted;
-            limit = adopted;
+        long adopted = adopt.get();
+        if (adopted != NONE) {
+            if (adopted != limit) {
+                estimate = adopted;
+                limit = adopted;
+            }
+            // Cleared only after limit holds it, so limit() never reads the old limit in between; a newer
+            // adoption that came meanwhile stays for the next decision.
+            adopt.compareAndSet(adopted, NONE);
         }
         if (drops.getAndSet(0) > 0) {
             long now = clock.getAsLong();

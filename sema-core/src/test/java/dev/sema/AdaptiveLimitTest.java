@@ -300,6 +300,36 @@ class AdaptiveLimitTest {
     }
 
     @Test
+    void aLimitSetBySomeoneElseIsItsLimitAtOnce() {
+        Semaphore s = semaphore(10, 100);
+        AdaptiveLimit a = AdaptiveLimit.aimd().build(s);
+        s.setPermits(30);
+        assertThat(a.limit()).as("no sample has come since, so no decision has adopted it yet").isEqualTo(30);
+        a.dropped();
+        assertThat(a.limit()).as("the backoff starts from the adopted limit").isEqualTo(27);
+        assertThat(s.permits()).isEqualTo(27);
+    }
+
+    @Test
+    void algorithmIsNamedAsTheBuilderWasChosen() {
+        assertThat(AdaptiveLimit.aimd().build(semaphore(10, 20)).algorithm()).isEqualTo("aimd");
+        assertThat(AdaptiveLimit.gradient().build(semaphore(10, 20)).algorithm()).isEqualTo("gradient");
+    }
+
+    @Test
+    void minLimitIsTheBuildersOrOne() {
+        assertThat(AdaptiveLimit.aimd().minLimit(4).build(semaphore(10, 20)).minLimit()).isEqualTo(4);
+        assertThat(AdaptiveLimit.gradient().build(semaphore(10, 20)).minLimit()).isEqualTo(1);
+    }
+
+    @Test
+    void maxLimitIsTheBuildersCappedByMaxPermits() {
+        assertThat(AdaptiveLimit.aimd().maxLimit(15).build(semaphore(10, 20)).maxLimit()).isEqualTo(15);
+        assertThat(AdaptiveLimit.aimd().maxLimit(500).build(semaphore(10, 20)).maxLimit()).isEqualTo(20);
+        assertThat(AdaptiveLimit.gradient().build(semaphore(10, 20)).maxLimit()).isEqualTo(20);
+    }
+
+    @Test
     void closeStopsAdjustingAndClosingTheSemaphoreClosesIt() {
         Semaphore s = semaphore(10, 100);
         AdaptiveLimit a = AdaptiveLimit.aimd().build(s);

@@ -2,6 +2,7 @@ package dev.sema.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sema.AdaptiveLimit;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
 import dev.sema.spring.app.TestApp;
@@ -49,6 +50,52 @@ class ActuatorTest {
     }
 
     @Test
+    void anAdaptiveSemaphoreShowsItsAlgorithmAndBoundsAfterItsCounts() {
+        AdaptiveLimit adaptive = registry.adaptive("partner").orElseThrow();
+        JsonNode partner = JSON.readTree(http.get("/actuator/semaphores").body()).get("semaphores").get("partner");
+        assertThat(new ArrayList<>(partner.propertyNames())).containsExactly("kind", "permits", "maxPermits",
+                "available", "queued", "closed", "fairness", "adaptive");
+        JsonNode a = partner.get("adaptive");
+        assertThat(new ArrayList<>(a.propertyNames())).containsExactly("algorithm", "minLimit", "maxLimit", "limit");
+        assertThat(a.get("algorithm").asString()).isEqualTo("aimd");
+        assertThat(a.get("minLimit").asLong()).isEqualTo(2);
+        assertThat(a.get("maxLimit").asLong()).as("no max-limit: the semaphore's maxPermits").isEqualTo(20);
+        assertThat(a.get("limit").asLong()).isEqualTo(adaptive.limit()).isEqualTo(partner.get("permits").asLong());
+
+        HttpResponse<String> one = http.get("/actuator/semaphores/partner-async");
+        assertThat(JSON.readTree(one.body()).get("adaptive").get("maxLimit").asLong()).isEqualTo(10);
+        assertThat(JSON.readTree(http.get("/actuator/semaphores/db").body()).has("adaptive"))
+                .as("absent, not null, without an adaptive limit").isFalse();
+    }
+
+    @Test
+    void postOnAnAdaptiveSemaphoreSetsTheLimitItMovesFrom() {
+        Semaphore partner = registry.get("partner");
+        AdaptiveLimit adaptive = registry.adaptive("partner").orElseThrow();
+        long before = partner.permits();
+        long set = before == 15 ? 14 : 15;
+        try {
+            HttpResponse<String> r = http.post("/actuator/semaphores/partner", "{\"permits\": " + set + "}");
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(JSON.readTree(r.body()).get("adaptive").get("limit").asLong()).isEqualTo(set);
+            assertThat(adaptive.limit()).isEqualTo(set);
+            // Used windows of samples until AIMD decides: its one step up is from the limit set, not from before.
+            for (int round = 0; round < 10 && adaptive.limit() == set; round++) {
+                List<Permit> held = new ArrayList<>();
+                for (long i = 0; i < set; i++) {
+                    held.add(partner.tryAcquire().orElseThrow(() -> new AssertionError("the limit fell below "
+                            + set + " before it grew: " + adaptive)));
+                }
+                held.forEach(Permit::close);
+            }
+            assertThat(adaptive.limit()).isEqualTo(set + 1);
+            assertThat(partner.permits()).isEqualTo(set + 1);
+        } finally {
+            partner.setPermits(before);
+        }
+    }
+
+    @Test
     void getOneShowsItsState() {
         Semaphore db = registry.get("db");
         try (Permit p = db.tryAcquire(3).orElseThrow()) {
@@ -84,9 +131,39 @@ class ActuatorTest {
         HttpResponse<String> above = http.post("/actuator/semaphores/db", "{\"permits\": 51}");
         assertThat(above.statusCode()).isEqualTo(400);
         assertThat(above.body()).contains("permits (51) must be between 0 and the maxPermits of semaphore 'db' (50)");
-        assertThat(http.post("/actuator/semaphores/db", "{\"permits\": -1}").statusCode()).isEqualTo(400);
-        assertThat(http.post("/actuator/semaphores/db", "{}").statusCode()).isEqualTo(400);
+        HttpResponse<String> below = http.post("/actuator/semaphores/db", "{\"permits\": -1}");
+        assertThat(below.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(below.body()).get("error").asString())
+                .isEqualTo("permits (-1) must be between 0 and the maxPermits of semaphore 'db' (50)");
         assertThat(registry.get("db").permits()).isEqualTo(10);
+    }
+
+    @Test
+    void postWithoutAWholeNumberOfPermitsIs400SayingWhatWasExpected() {
+        String expected = ": send {\"permits\": n} with n a whole number in 0..50 (the maxPermits of semaphore 'db')";
+        assertThat(error(http.post("/actuator/semaphores/db", "{}"))).isEqualTo("permits is missing" + expected);
+        assertThat(error(http.post("/actuator/semaphores/db", ""))).as("no body").isEqualTo("permits is missing" + expected);
+        assertThat(error(http.post("/actuator/semaphores/db", "{\"permits\": null}")))
+                .isEqualTo("permits is missing" + expected);
+        assertThat(error(http.post("/actuator/semaphores/db", "{\"permit\": 20}")))
+                .isEqualTo("permits is missing" + expected);
+        assertThat(error(http.post("/actuator/semaphores/db", "{\"permits\": \"abc\"}")))
+                .isEqualTo("permits (abc) is not a whole number" + expected);
+        assertThat(error(http.post("/actuator/semaphores/db", "{\"permits\": 1.5}")))
+                .isEqualTo("permits (1.5) is not a whole number" + expected);
+        assertThat(error(http.post("/actuator/semaphores/db", "{\"permits\": true}")))
+                .isEqualTo("permits (true) is not a whole number" + expected);
+        assertThat(error(http.post("/actuator/semaphores/db", "{\"permits\": 99999999999999999999}")))
+                .isEqualTo("permits (99999999999999999999) is not a whole number" + expected);
+        assertThat(registry.get("db").permits()).isEqualTo(10);
+        assertThat(http.post("/actuator/semaphores/nope", "{}").statusCode()).as("the name first").isEqualTo(404);
+    }
+
+    /** The message of a 400. */
+    private static String error(HttpResponse<String> r) {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).contains("json"));
+        return JSON.readTree(r.body()).get("error").asString();
     }
 
     @Test

@@ -8,9 +8,11 @@ import dev.sema.Semaphore;
 import dev.sema.redis.RedisSemaphores;
 import dev.sema.testing.RedisServer;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -110,6 +112,71 @@ class RedisStarterTest {
             assertThat(health.get("status").asString()).isEqualTo("DOWN");
             assertThat(health.get("details").get("unreadable").propertyNames()).containsExactly("watched");
             assertThat(health.get("details").get("semaphores").get("local").asString()).isEqualTo("local");
+        }
+    }
+
+    @Test
+    void endpointShowsEachUnreadableRedisSemaphoreUntilRedisIsBack() throws Exception {
+        try (RedisServer own = RedisServer.start(binary)) {
+            ConfigurableApplicationContext c = start(own.uri(), "watched");
+            Http http = http(c);
+            assertThat(http.get("/actuator/semaphores/watched").statusCode()).isEqualTo(200);
+
+            own.stop();
+            HttpResponse<String> all = http.get("/actuator/semaphores");
+            assertThat(all.statusCode()).isEqualTo(200);
+            JsonNode semaphores = JSON.readTree(all.body()).get("semaphores");
+            assertThat(semaphores.propertyNames()).containsExactly("watched", "local");
+            JsonNode watched = semaphores.get("watched");
+            assertThat(watched.propertyNames()).containsExactly("kind", "error");
+            assertThat(watched.get("kind").asString()).isEqualTo("redis");
+            assertThat(watched.get("error").asString()).startsWith("RedisSemaphoreException: ");
+            assertThat(semaphores.get("local").get("available").asLong()).isEqualTo(1);
+
+            HttpResponse<String> one = http.get("/actuator/semaphores/watched");
+            assertThat(one.statusCode()).isEqualTo(503);
+            assertThat(JSON.readTree(one.body()).propertyNames()).containsExactly("kind", "error");
+            assertThat(JSON.readTree(one.body()).get("error").asString()).startsWith("RedisSemaphoreException: ");
+            assertThat(http.get("/actuator/semaphores/local").statusCode()).isEqualTo(200);
+
+            HttpResponse<String> post = http.post("/actuator/semaphores/watched", "{\"permits\": 5}");
+            assertThat(post.statusCode()).isEqualTo(503);
+            assertThat(JSON.readTree(post.body()).get("error").asString())
+                    .startsWith("semaphore 'watched' could not be changed: RedisSemaphoreException: ");
+
+            own.restart();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            HttpResponse<String> back = http.get("/actuator/semaphores/watched");
+            while (back.statusCode() != 200 && System.nanoTime() - deadline < 0) {
+                Thread.sleep(100); // the client reconnects on its own schedule; nothing to wait on but the answer
+                back = http.get("/actuator/semaphores/watched");
+            }
+            assertThat(back.statusCode()).as(back.body()).isEqualTo(200);
+            assertThat(JSON.readTree(back.body()).get("kind").asString()).isEqualTo("redis");
+            assertThat(JSON.readTree(back.body()).has("permits")).isTrue();
+        }
+    }
+
+    @Test
+    void endpointAnswersWithinItsBoundWhileRedisStalls() throws Exception {
+        try (RedisServer own = RedisServer.start(binary)) {
+            ConfigurableApplicationContext c = start(own.uri(), "stalled");
+            Http http = http(c);
+            assertThat(http.get("/actuator/semaphores/stalled").statusCode()).isEqualTo(200);
+
+            own.pause(); // connected but silent: each read waits for the command timeout, 10 s
+            try {
+                long started = System.nanoTime();
+                HttpResponse<String> all = http.get("/actuator/semaphores");
+                Duration took = Duration.ofNanos(System.nanoTime() - started);
+                assertThat(all.statusCode()).isEqualTo(200);
+                JsonNode semaphores = JSON.readTree(all.body()).get("semaphores");
+                assertThat(semaphores.get("stalled").get("error").asString()).isEqualTo("no reply within 3s");
+                assertThat(semaphores.get("local").has("permits")).isTrue();
+                assertThat(took).isBetween(SemaphoreState.READ_TIMEOUT, SemaphoreState.READ_TIMEOUT.plusSeconds(4));
+            } finally {
+                own.resume();
+            }
         }
     }
 

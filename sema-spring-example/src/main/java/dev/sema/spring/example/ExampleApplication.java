@@ -11,7 +11,9 @@ import org.springframework.boot.web.server.context.WebServerPortFileWriter;
  *   <li>{@code /api/**} ({@link QuoteController}) is behind the {@code sema.web} filter: each request holds one permit
  *       of {@code inbound}, whose {@code AdaptiveLimit.gradient()} follows the capacity of the partner API the
  *       quotes come from ({@link PartnerApi}); beyond the limit a request is refused at once with 503 and
- *       {@code Retry-After}.
+ *       {@code Retry-After}. {@code sema.web.paths} lists {@code /actuator/**} too, yet the actuator is never
+ *       limited: {@code sema.web.exclude-paths}, by default the actuator's base path, wins, so
+ *       {@code /actuator/health} and its {@code liveness} and {@code readiness} probes are never refused.
  *   <li>{@code /reports/{id}} ({@link ReportController}) calls {@link ReportService#render}, a
  *       {@code @WithPermits("reports")} method: 8 at once, a caller waits at most 100 ms for a permit, then 503.
  *   <li>With the {@code redis} profile and {@code SEMA_REDIS_URI}, {@code /exports/{id}} ({@link ExportController})

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.env.Environment;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -29,6 +30,8 @@ class ExampleApplicationTest {
     int port;
     @Autowired
     SemaphoreRegistry registry;
+    @Autowired
+    Environment environment;
     Http http;
 
     @BeforeEach
@@ -75,10 +78,30 @@ class ExampleApplicationTest {
             HttpResponse<String> refused = http.get("/api/quotes/ACME");
             assertThat(refused.statusCode()).isEqualTo(503);
             assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
-            assertThat(http.get("/actuator/health").statusCode()).isEqualTo(200); // outside /api/**: never refused
-            assertThat(http.get("/reports/1").statusCode()).isEqualTo(200);
+            JsonNode body = JSON.readTree(refused.body());
+            assertThat(body.get("semaphore").asString()).isEqualTo("inbound");
+            assertThat(body.get("path").asString()).isEqualTo("/api/quotes/ACME");
+            assertThat(http.get("/reports/1").statusCode()).isEqualTo(200); // outside sema.web.paths
         }
         assertThat(http.get("/api/quotes/ACME").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void healthAndItsProbesAreNeverRefusedWhileTheFilterRefusesTheApi() {
+        Semaphore inbound = registry.get("inbound");
+        try (Permit all = inbound.tryAcquire(inbound.permits()).orElseThrow()) {
+            assertThat(http.get("/api/quotes/ACME").statusCode()).isEqualTo(503);
+            for (String probe : List.of("/actuator/health", "/actuator/health/liveness", "/actuator/health/readiness")) {
+                HttpResponse<String> answer = http.get(probe);
+                assertThat(answer.statusCode()).as(probe + " " + answer.body()).isEqualTo(200);
+                assertThat(JSON.readTree(answer.body()).get("status").asString()).as(probe).isEqualTo("UP");
+            }
+            assertThat(http.get("/actuator/semaphores").statusCode()).isEqualTo(200);
+            assertThat(inbound.availablePermits()).isZero();
+        }
+        // Not because the filter's paths leave the actuator out: only the default of sema.web.exclude-paths does.
+        assertThat(environment.getProperty("sema.web.paths")).contains("/actuator/**");
+        assertThat(environment.getProperty("sema.web.exclude-paths")).isNull();
     }
 
     @Test

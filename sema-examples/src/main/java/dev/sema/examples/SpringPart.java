@@ -35,7 +35,9 @@ import java.util.stream.Collectors;
  * <p>The application configures everything in its {@code application.yml}: {@code /api/quotes/{symbol}} is behind
  * the {@code sema.web} filter, one permit of {@code inbound} per request, whose {@code AdaptiveLimit.gradient()}
  * follows the capacity of the partner API behind it, refusing at once beyond the limit; {@code /reports/{id}}
- * calls a {@code @WithPermits(value = "reports", timeout = "100ms")} method. The filter's paths list
+ * calls a {@code @WithPermits(value = "reports", timeout = "100ms", fallback = "lastCopy")} method: a call that gets
+ * no permit within 100 ms is answered with the copy of the report rendered last ({@code "stale": true}), or 503
+ * for a report never rendered; the load asks for {@value #REPORT_IDS} reports again and again. The filter's paths list
  * {@code /actuator/**} too, and its exclude-paths are left at their default, the actuator's base path. Each phase
  * sends as many requests to both endpoints, spread over a short ramp, and meanwhile, one after another,
  * {@code /actuator/health} and its {@code liveness} and {@code readiness} probes. Between the two phases the demo
@@ -44,7 +46,9 @@ import java.util.stream.Collectors;
  * <p>Checked: every request was answered 200 or 503, every 503 with {@code Retry-After} and a body naming the
  * semaphore that refused it; every probe was answered 200, some of them while {@code inbound} refused requests
  * (the demo counts the 503s of {@code inbound} it received while each probe was in flight, so the check shows
- * that the probes and the refusals overlapped); neither endpoint ever ran more requests at once than its
+ * that the probes and the refusals overlapped); under overload {@code /reports} served stale copies, only to calls
+ * refused a permit (every call granted one was answered fresh) and never counted as holding a permit (the
+ * application counts each rendering where the permit is held); neither endpoint ever ran more requests at once than its
  * semaphore's limit in force (the application counts them where the permit is held, {@code /actuator/inflight});
  * the raised limit took effect; {@code /actuator/prometheus} counted the grants and refusals the demo counted;
  * {@code /actuator/semaphores}, the gauges and the health agree, with every permit back.
@@ -52,6 +56,8 @@ import java.util.stream.Collectors;
 final class SpringPart implements Part {
     static final String QUOTES = "/api/quotes/";
     static final String REPORTS = "/reports/";
+    /** How many distinct reports the load asks for, each again and again: the fallback serves their last copy. */
+    static final int REPORT_IDS = 100;
     /** The probes sent, in turn, while the load runs. */
     static final List<String> PROBES = List.of("/actuator/health", "/actuator/health/liveness",
             "/actuator/health/readiness");
@@ -78,12 +84,14 @@ final class SpringPart implements Part {
      *
      * @param sent requests sent
      * @param ok answered 200
+     * @param stale answered 200 with a copy rendered earlier ({@code "stale": true}, from the fallback of
+     *     {@code ReportService.render}), counted in {@code ok} too
      * @param refused answered 503
      * @param withRetryAfter answered 503 with a {@code Retry-After} of whole seconds
      * @param refusedBy the 503s by the semaphore their body names ({@code "?"}: a body that names none)
      * @param other anything else (another status, or an exception), by kind
      */
-    record Answers(long sent, long ok, long refused, long withRetryAfter, Map<String, Long> refusedBy,
+    record Answers(long sent, long ok, long stale, long refused, long withRetryAfter, Map<String, Long> refusedBy,
             Map<String, Long> other) {
         long unexpected() {
             return other.values().stream().mapToLong(Long::longValue).sum();
@@ -96,8 +104,8 @@ final class SpringPart implements Part {
 
         @Override
         public String toString() {
-            return format("%,d: %,d ok + %,d refused (%,d with Retry-After; by %s)", sent, ok, refused,
-                    withRetryAfter, refusedBy) + (other.isEmpty() ? "" : " + other " + other);
+            return format("%,d: %,d ok (%,d stale) + %,d refused (%,d with Retry-After; by %s)", sent, ok, stale,
+                    refused, withRetryAfter, refusedBy) + (other.isEmpty() ? "" : " + other " + other);
         }
     }
 
@@ -197,7 +205,7 @@ final class SpringPart implements Part {
             checks.add(new Check("every request was answered 200 or 503, every 503 with a Retry-After and a body naming"
                     + " the semaphore that refused it",
                     phases.stream().allMatch(p -> answeredWell(p.quotes()) && answeredWell(p.reports())
-                            && p.quotes().refusedBy("inbound") == p.quotes().refused()
+                            && p.quotes().refusedBy("inbound") == p.quotes().refused() && p.quotes().stale() == 0
                             && p.reports().refusedBy("reports") == p.reports().refused()),
                     phases.stream().map(p -> "quotes " + p.quotes() + "; reports " + p.reports())
                             .collect(Collectors.joining(" | "))));
@@ -235,8 +243,10 @@ final class SpringPart implements Part {
                             oldLimit)));
             long quotesOk = phases.stream().mapToLong(p -> p.quotes().ok()).sum();
             long quotesRefused = phases.stream().mapToLong(p -> p.quotes().refused()).sum();
-            long reportsOk = phases.stream().mapToLong(p -> p.reports().ok()).sum();
-            long reportsRefused = phases.stream().mapToLong(p -> p.reports().refused()).sum();
+            // A stale report is a 200 of the fallback: its call was refused a permit.
+            long reportsStale = phases.stream().mapToLong(p -> p.reports().stale()).sum();
+            long reportsOk = phases.stream().mapToLong(p -> p.reports().ok()).sum() - reportsStale;
+            long reportsRefused = phases.stream().mapToLong(p -> p.reports().refused()).sum() + reportsStale;
             long quotesRan = phases.stream().mapToLong(p -> p.quotesInFlight().requests()).sum();
             long reportsRan = phases.stream().mapToLong(p -> p.reportsInFlight().requests()).sum();
             Scraped inbound = scraped.get("inbound");
@@ -248,8 +258,8 @@ final class SpringPart implements Part {
                             && reports.granted() == reportsOk && reports.refused() == reportsRefused
                             && reports.otherwise() == 0 && reportsRan == reportsOk,
                     format("inbound granted %s, unavailable %s, other %s (the demo: %,d ok, %,d refused; the"
-                            + " application ran %,d); reports granted %s, timeout %s, other %s (the demo: %,d ok,"
-                            + " %,d refused; the application ran %,d)",
+                            + " application ran %,d); reports granted %s, timeout %s, other %s (the demo: %,d fresh,"
+                            + " %,d refused or stale; the application rendered %,d)",
                             inbound == null ? "?" : format("%,d", inbound.granted()),
                             inbound == null ? "?" : format("%,d", inbound.refused()),
                             inbound == null ? "?" : format("%,d", inbound.otherwise()), quotesOk, quotesRefused,
@@ -258,6 +268,15 @@ final class SpringPart implements Part {
                             reports == null ? "?" : format("%,d", reports.refused()),
                             reports == null ? "?" : format("%,d", reports.otherwise()), reportsOk, reportsRefused,
                             reportsRan)));
+            checks.add(new Check("under overload /reports served the copy rendered last (stale, from the fallback of"
+                    + " @WithPermits) to calls refused a permit, never to one granted, never holding a permit",
+                    reports != null && reportsStale > 0 && reports.granted() == reportsOk && reportsRan == reportsOk
+                            && reports.refused() >= reportsStale,
+                    format("%,d stale and %,d refused with 503 of %,d refused a permit (reports timeout %s); %,d"
+                            + " fresh answers, %s granted a permit, %,d rendered while holding one",
+                            reportsStale, reportsRefused - reportsStale, reportsRefused,
+                            reports == null ? "?" : format("%,d", reports.refused()), reportsOk,
+                            reports == null ? "?" : format("%,d", reports.granted()), reportsRan)));
             boolean agree = !endpoint.isEmpty();
             List<String> states = new ArrayList<>();
             for (String name : List.of("inbound", "reports")) {
@@ -339,8 +358,9 @@ final class SpringPart implements Part {
         long oldLimit = initial.get("reports").permits();
         terminal.println(format("  inbound  (sema.web, /api/** and /actuator/**, the actuator excluded by default):"
                 + " limit %d, adaptive (gradient); beyond it 503 at once", initial.get("inbound").permits()));
-        terminal.println(format("  reports  (@WithPermits on ReportService.render): limit %d; 503 after 100 ms"
-                + " without a permit", oldLimit));
+        terminal.println(format("  reports  (@WithPermits on ReportService.render): limit %d; after 100 ms without a"
+                + " permit, the copy rendered last (stale) from its fallback, or 503 for a report never rendered",
+                oldLimit));
         terminal.println(format("  each phase: %,d requests, half to %s{symbol}, half to %s{id}, over %d ms, each"
                 + " from its own virtual thread; meanwhile, one after another, the probes %s", settings.requests(),
                 QUOTES, REPORTS, settings.ramp().toMillis(), String.join(", ", PROBES)));
@@ -407,9 +427,10 @@ final class SpringPart implements Part {
         Phase phase = new Phase(reportsLimit, l.quotes.answers(), l.reports.answers(), inFlight(inFlight, "quotes"),
                 inFlight(inFlight, "reports"), inboundLimit, l.outstandingPeak.get(), l.probes.probes());
         event(format("phase %d done in %.1f s: /api/quotes %,d ok, %,d refused, at most %d at once (inbound's"
-                + " limit now %d); /reports %,d ok, %,d refused, at most %d at once; %s", number, l.seconds(),
-                phase.quotes().ok(), phase.quotes().refused(), phase.quotesInFlight().peak(), inboundLimit,
-                phase.reports().ok(), phase.reports().refused(), phase.reportsInFlight().peak(), phase.probes()));
+                + " limit now %d); /reports %,d ok (%,d stale), %,d refused, at most %d at once; %s", number,
+                l.seconds(), phase.quotes().ok(), phase.quotes().refused(), phase.quotesInFlight().peak(),
+                inboundLimit, phase.reports().ok(), phase.reports().stale(), phase.reports().refused(),
+                phase.reportsInFlight().peak(), phase.probes()));
         return phase;
     }
 
@@ -478,20 +499,23 @@ final class SpringPart implements Part {
 
     private void summary(List<Phase> phases, long oldLimit) {
         terminal.println("");
-        terminal.println("                          sent      200      503   most at once   limit in force");
+        terminal.println("                          sent      200  (stale)      503   most at once   limit in force");
         for (int i = 0; i < phases.size(); i++) {
             Phase p = phases.get(i);
-            terminal.println(format("  phase %d  /api/quotes  %,6d   %,6d   %,6d   %12d   %s", i + 1, p.quotes().sent(),
-                    p.quotes().ok(), p.quotes().refused(), p.quotesInFlight().peak(),
+            terminal.println(format("  phase %d  /api/quotes  %,6d   %,6d   %8s   %,6d   %12d   %s", i + 1,
+                    p.quotes().sent(), p.quotes().ok(), "", p.quotes().refused(), p.quotesInFlight().peak(),
                     format("at most %d (inbound, adaptive; %d at the end)", p.quotesInFlight().highestLimit(),
                             p.inboundLimit())));
-            terminal.println(format("           /reports     %,6d   %,6d   %,6d   %12d   %s", p.reports().sent(),
-                    p.reports().ok(), p.reports().refused(), p.reportsInFlight().peak(),
+            terminal.println(format("           /reports     %,6d   %,6d   %8s   %,6d   %12d   %s", p.reports().sent(),
+                    p.reports().ok(), format("(%,d)", p.reports().stale()), p.reports().refused(),
+                    p.reportsInFlight().peak(),
                     format("%d (reports%s)", p.reportsLimit(), i == 0 ? "" : ", raised from " + oldLimit)));
-            terminal.println(format("           probes       %,6d   %,6d   %,6d   %s", p.probes().sent(), p.probes().ok(),
-                    p.probes().sent() - p.probes().ok(), format("%,d in flight while inbound refused %,d requests",
-                            p.probes().duringRefusals(), p.probes().refusalsMeanwhile())));
+            terminal.println(format("           probes       %,6d   %,6d   %8s   %,6d   %12s   %s", p.probes().sent(),
+                    p.probes().ok(), "", p.probes().sent() - p.probes().ok(), "",
+                    format("%,d in flight while inbound refused %,d requests", p.probes().duringRefusals(),
+                            p.probes().refusalsMeanwhile())));
         }
+        terminal.println("  (stale): answered 200 by the fallback of ReportService.render with the copy rendered last");
     }
 
     private void status() {
@@ -503,9 +527,10 @@ final class SpringPart implements Part {
             }
             long inbound = semaphores(a).get("inbound").permits();
             terminal.status(format("%6.1fs  phase %d  sent %,5d of %,d, %,4d awaiting answers | /api/quotes %,5d ok"
-                    + " %,5d refused | /reports %,5d ok %,5d refused | inbound limit %d | probes %,d, %,d ok",
-                    (System.nanoTime() - start) / 1e9, l.number, l.sent.get(), l.requests, l.outstanding.get(),
-                    l.quotes.ok.sum(), l.quotes.refused.sum(), l.reports.ok.sum(), l.reports.refused.sum(), inbound,
+                    + " %,5d refused | /reports %,5d ok (%,d stale) %,5d refused | inbound limit %d | probes %,d, %,d"
+                    + " ok", (System.nanoTime() - start) / 1e9, l.number, l.sent.get(), l.requests,
+                    l.outstanding.get(), l.quotes.ok.sum(), l.quotes.refused.sum(), l.reports.ok.sum(),
+                    l.reports.stale.sum(), l.reports.refused.sum(), inbound,
                     l.probes.sent.sum(), l.probes.ok.sum()));
         } catch (RuntimeException e) {
             // a status line missed is no failure; the checks read the same numbers at the end
@@ -555,7 +580,7 @@ final class SpringPart implements Part {
                         Thread.sleep(Duration.ofNanos(early));
                     }
                     boolean quote = i % 2 == 0;
-                    String path = quote ? QUOTES + "SYM" + (i / 2) % 50 : REPORTS + i / 2;
+                    String path = quote ? QUOTES + "SYM" + (i / 2) % 50 : REPORTS + (i / 2) % REPORT_IDS;
                     Tally tally = quote ? quotes : reports;
                     outstandingPeak.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
                     sent.incrementAndGet();
@@ -641,6 +666,7 @@ final class SpringPart implements Part {
         final LongAdder sent = new LongAdder();
         final LongAdder ok = new LongAdder();
         final LongAdder refused = new LongAdder();
+        final LongAdder stale = new LongAdder();
         final LongAdder withRetryAfter = new LongAdder();
         final Map<String, LongAdder> refusedBy = new ConcurrentHashMap<>();
         final Map<String, LongAdder> other = new ConcurrentHashMap<>();
@@ -648,7 +674,12 @@ final class SpringPart implements Part {
         void count(HttpResponse<String> response) {
             sent.increment();
             switch (response.statusCode()) {
-                case 200 -> ok.increment();
+                case 200 -> {
+                    if (isStale(response.body())) {
+                        stale.increment();
+                    }
+                    ok.increment();
+                }
                 case 503 -> {
                     if (response.headers().firstValue("Retry-After").filter(v -> v.matches("\\d+")).isPresent()) {
                         withRetryAfter.increment();
@@ -670,6 +701,15 @@ final class SpringPart implements Part {
             return count == null ? 0 : count.sum();
         }
 
+        /** Whether a 200's body is a JSON object whose {@code stale} is {@code true}. */
+        private static boolean isStale(String body) {
+            try {
+                return Boolean.TRUE.equals(Json.object(Json.parse(body)).get("stale"));
+            } catch (IllegalArgumentException notAnObject) {
+                return false;
+            }
+        }
+
         /** The semaphore a 503's JSON body names, or {@code "?"}. */
         private static String refuser(String body) {
             try {
@@ -684,7 +724,8 @@ final class SpringPart implements Part {
             other.forEach((k, v) -> others.put(k, v.sum()));
             Map<String, Long> refusers = new TreeMap<>();
             refusedBy.forEach((k, v) -> refusers.put(k, v.sum()));
-            return new Answers(sent.sum(), ok.sum(), refused.sum(), withRetryAfter.sum(), refusers, others);
+            return new Answers(sent.sum(), ok.sum(), stale.sum(), refused.sum(), withRetryAfter.sum(), refusers,
+                    others);
         }
     }
 

@@ -15,7 +15,9 @@ import org.springframework.boot.web.server.context.WebServerPortFileWriter;
  *       limited: {@code sema.web.exclude-paths}, by default the actuator's base path, wins, so
  *       {@code /actuator/health} and its {@code liveness} and {@code readiness} probes are never refused.
  *   <li>{@code /reports/{id}} ({@link ReportController}) calls {@link ReportService#render}, a
- *       {@code @WithPermits("reports")} method: 8 at once, a caller waits at most 100 ms for a permit, then 503.
+ *       {@code @WithPermits("reports")} method: 8 at once, a caller waits at most 100 ms for a permit, then gets
+ *       the copy rendered last, marked {@code "stale": true}, from the method's fallback, or 503 for a report never
+ *       rendered.
  *   <li>With the {@code redis} profile and {@code SEMA_REDIS_URI}, {@code /exports/{id}} ({@link ExportController})
  *       holds a permit of {@code exports}, a {@code RedisSemaphore} shared by every instance of the application.
  *   <li>The actuator serves {@code /actuator/semaphores} (GET the state, POST {@code {"permits": 16}} to change a

@@ -35,19 +35,32 @@ import java.util.stream.Collectors;
  * <p>The application configures everything in its {@code application.yml}: {@code /api/quotes/{symbol}} is behind
  * the {@code sema.web} filter, one permit of {@code inbound} per request, whose {@code AdaptiveLimit.gradient()}
  * follows the capacity of the partner API behind it, refusing at once beyond the limit; {@code /reports/{id}}
- * calls a {@code @WithPermits(value = "reports", timeout = "100ms")} method. Each phase sends as many requests to
- * both, spread over a short ramp. Between the two phases the demo raises the limit of {@code reports} with
- * {@code POST /actuator/semaphores/reports}.
+ * calls a {@code @WithPermits(value = "reports", timeout = "100ms", fallback = "lastCopy")} method: a call that gets
+ * no permit within 100 ms is answered with the copy of the report rendered last ({@code "stale": true}), or 503
+ * for a report never rendered; the load asks for {@value #REPORT_IDS} reports again and again. The filter's paths list
+ * {@code /actuator/**} too, and its exclude-paths are left at their default, the actuator's base path. Each phase
+ * sends as many requests to both endpoints, spread over a short ramp, and meanwhile, one after another,
+ * {@code /actuator/health} and its {@code liveness} and {@code readiness} probes. Between the two phases the demo
+ * raises the limit of {@code reports} with {@code POST /actuator/semaphores/reports}.
  *
- * <p>Checked: every request was answered 200 or 503, every 503 with {@code Retry-After}; neither endpoint ever
- * ran more requests at once than its semaphore's limit in force (the application counts them where the permit
- * is held, {@code /actuator/inflight}); the raised limit took effect; {@code /actuator/prometheus} counted the
- * grants and refusals the demo counted; {@code /actuator/semaphores}, the gauges and the health agree, with
- * every permit back.
+ * <p>Checked: every request was answered 200 or 503, every 503 with {@code Retry-After} and a body naming the
+ * semaphore that refused it; every probe was answered 200, some of them while {@code inbound} refused requests
+ * (the demo counts the 503s of {@code inbound} it received while each probe was in flight, so the check shows
+ * that the probes and the refusals overlapped); under overload {@code /reports} served stale copies, only to calls
+ * refused a permit (every call granted one was answered fresh) and never counted as holding a permit (the
+ * application counts each rendering where the permit is held); neither endpoint ever ran more requests at once than its
+ * semaphore's limit in force (the application counts them where the permit is held, {@code /actuator/inflight});
+ * the raised limit took effect; {@code /actuator/prometheus} counted the grants and refusals the demo counted;
+ * {@code /actuator/semaphores}, the gauges and the health agree, with every permit back.
  */
 final class SpringPart implements Part {
     static final String QUOTES = "/api/quotes/";
     static final String REPORTS = "/reports/";
+    /** How many distinct reports the load asks for, each again and again: the fallback serves their last copy. */
+    static final int REPORT_IDS = 100;
+    /** The probes sent, in turn, while the load runs. */
+    static final List<String> PROBES = List.of("/actuator/health", "/actuator/health/liveness",
+            "/actuator/health/readiness");
     private static final String MAIN_CLASS = "dev.sema.spring.example.ExampleApplication";
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
@@ -71,19 +84,47 @@ final class SpringPart implements Part {
      *
      * @param sent requests sent
      * @param ok answered 200
+     * @param stale answered 200 with a copy rendered earlier ({@code "stale": true}, from the fallback of
+     *     {@code ReportService.render}), counted in {@code ok} too
      * @param refused answered 503
      * @param withRetryAfter answered 503 with a {@code Retry-After} of whole seconds
+     * @param refusedBy the 503s by the semaphore their body names ({@code "?"}: a body that names none)
      * @param other anything else (another status, or an exception), by kind
      */
-    record Answers(long sent, long ok, long refused, long withRetryAfter, Map<String, Long> other) {
+    record Answers(long sent, long ok, long stale, long refused, long withRetryAfter, Map<String, Long> refusedBy,
+            Map<String, Long> other) {
         long unexpected() {
             return other.values().stream().mapToLong(Long::longValue).sum();
         }
 
+        /** The 503s whose body names {@code semaphore}. */
+        long refusedBy(String semaphore) {
+            return refusedBy.getOrDefault(semaphore, 0L);
+        }
+
         @Override
         public String toString() {
-            return format("%,d: %,d ok + %,d refused (%,d with Retry-After)", sent, ok, refused, withRetryAfter)
-                    + (other.isEmpty() ? "" : " + other " + other);
+            return format("%,d: %,d ok (%,d stale) + %,d refused (%,d with Retry-After; by %s)", sent, ok, stale,
+                    refused, withRetryAfter, refusedBy) + (other.isEmpty() ? "" : " + other " + other);
+        }
+    }
+
+    /**
+     * The health probes sent while a phase's load ran, one after another: {@code /actuator/health} and its
+     * {@code liveness} and {@code readiness} groups in turn.
+     *
+     * @param sent probes sent
+     * @param ok answered 200
+     * @param other anything else (a 503, another status, an exception), by kind
+     * @param duringRefusals probes in flight while the demo received at least one 503 of {@code inbound}
+     * @param refusalsMeanwhile the 503s of {@code inbound} the demo received while those probes were in flight
+     */
+    record Probes(long sent, long ok, Map<String, Long> other, long duringRefusals, long refusalsMeanwhile) {
+        @Override
+        public String toString() {
+            return format("%,d probes, %,d answered 200%s, %,d of them in flight while %,d requests were refused"
+                    + " by inbound", sent, ok, other.isEmpty() ? "" : " (other " + other + ")", duringRefusals,
+                    refusalsMeanwhile);
         }
     }
 
@@ -107,9 +148,10 @@ final class SpringPart implements Part {
      * @param reportsInFlight what it counted for {@code /reports} ({@code reports})
      * @param inboundLimit the adaptive limit of {@code inbound} at the end of the phase
      * @param outstanding the most requests the demo awaited answers to at once
+     * @param probes how the health probes sent meanwhile were answered
      */
     record Phase(long reportsLimit, Answers quotes, Answers reports, InFlight quotesInFlight, InFlight reportsInFlight,
-            long inboundLimit, long outstanding) {
+            long inboundLimit, long outstanding, Probes probes) {
     }
 
     /**
@@ -160,10 +202,20 @@ final class SpringPart implements Part {
 
         List<Check> checks() {
             List<Check> checks = new ArrayList<>();
-            checks.add(new Check("every request was answered 200 or 503, and every 503 carried a Retry-After",
-                    phases.stream().allMatch(p -> answeredWell(p.quotes()) && answeredWell(p.reports())),
+            checks.add(new Check("every request was answered 200 or 503, every 503 with a Retry-After and a body naming"
+                    + " the semaphore that refused it",
+                    phases.stream().allMatch(p -> answeredWell(p.quotes()) && answeredWell(p.reports())
+                            && p.quotes().refusedBy("inbound") == p.quotes().refused() && p.quotes().stale() == 0
+                            && p.reports().refusedBy("reports") == p.reports().refused()),
                     phases.stream().map(p -> "quotes " + p.quotes() + "; reports " + p.reports())
                             .collect(Collectors.joining(" | "))));
+            long probes = phases.stream().mapToLong(p -> p.probes().sent()).sum();
+            long probesOk = phases.stream().mapToLong(p -> p.probes().ok()).sum();
+            long probesDuring = phases.stream().mapToLong(p -> p.probes().duringRefusals()).sum();
+            checks.add(new Check("/actuator/health and its liveness and readiness probes answered 200 while sema.web"
+                    + " refused requests (its paths list /actuator/**; the default exclude-paths wins)",
+                    probes > 0 && probesOk == probes && probesDuring > 0,
+                    phases.stream().map(p -> p.probes().toString()).collect(Collectors.joining("; "))));
             checks.add(new Check("/api/quotes never ran more requests at once than the limit of inbound in force"
                     + " (sema.web, adaptive)",
                     phases.stream().allMatch(p -> p.quotesInFlight().peak() > 0
@@ -191,8 +243,10 @@ final class SpringPart implements Part {
                             oldLimit)));
             long quotesOk = phases.stream().mapToLong(p -> p.quotes().ok()).sum();
             long quotesRefused = phases.stream().mapToLong(p -> p.quotes().refused()).sum();
-            long reportsOk = phases.stream().mapToLong(p -> p.reports().ok()).sum();
-            long reportsRefused = phases.stream().mapToLong(p -> p.reports().refused()).sum();
+            // A stale report is a 200 of the fallback: its call was refused a permit.
+            long reportsStale = phases.stream().mapToLong(p -> p.reports().stale()).sum();
+            long reportsOk = phases.stream().mapToLong(p -> p.reports().ok()).sum() - reportsStale;
+            long reportsRefused = phases.stream().mapToLong(p -> p.reports().refused()).sum() + reportsStale;
             long quotesRan = phases.stream().mapToLong(p -> p.quotesInFlight().requests()).sum();
             long reportsRan = phases.stream().mapToLong(p -> p.reportsInFlight().requests()).sum();
             Scraped inbound = scraped.get("inbound");
@@ -204,15 +258,25 @@ final class SpringPart implements Part {
                             && reports.granted() == reportsOk && reports.refused() == reportsRefused
                             && reports.otherwise() == 0 && reportsRan == reportsOk,
                     format("inbound granted %s, unavailable %s, other %s (the demo: %,d ok, %,d refused; the"
-                            + " application ran %,d); reports granted %s, timeout %s, other %s (the demo: %,d ok,"
-                            + " %,d refused; the application ran %,d)",
+                            + " application ran %,d); reports granted %s, timeout %s, other %s (the demo: %,d fresh,"
+                            + " %,d refused or stale; the application rendered %,d)",
                             inbound == null ? "?" : format("%,d", inbound.granted()),
                             inbound == null ? "?" : format("%,d", inbound.refused()),
                             inbound == null ? "?" : format("%,d", inbound.otherwise()), quotesOk, quotesRefused,
-                            quotesRan, reports == null ? "?" : format("%,d", reports.granted()),
+                            quotesRan,
+                            reports == null ? "?" : format("%,d", reports.granted()),
                             reports == null ? "?" : format("%,d", reports.refused()),
                             reports == null ? "?" : format("%,d", reports.otherwise()), reportsOk, reportsRefused,
                             reportsRan)));
+            checks.add(new Check("under overload /reports served the copy rendered last (stale, from the fallback of"
+                    + " @WithPermits) to calls refused a permit, never to one granted, never holding a permit",
+                    reports != null && reportsStale > 0 && reports.granted() == reportsOk && reportsRan == reportsOk
+                            && reports.refused() >= reportsStale,
+                    format("%,d stale and %,d refused with 503 of %,d refused a permit (reports timeout %s); %,d"
+                            + " fresh answers, %s granted a permit, %,d rendered while holding one",
+                            reportsStale, reportsRefused - reportsStale, reportsRefused,
+                            reports == null ? "?" : format("%,d", reports.refused()), reportsOk,
+                            reports == null ? "?" : format("%,d", reports.granted()), reportsRan)));
             boolean agree = !endpoint.isEmpty();
             List<String> states = new ArrayList<>();
             for (String name : List.of("inbound", "reports")) {
@@ -229,7 +293,8 @@ final class SpringPart implements Part {
 
         private static boolean answeredWell(Answers a) {
             return a.sent() > 0 && a.unexpected() == 0 && a.ok() + a.refused() == a.sent()
-                    && a.withRetryAfter() == a.refused();
+                    && a.withRetryAfter() == a.refused() && a.refusedBy("?") == 0
+                    && a.refusedBy().values().stream().mapToLong(Long::longValue).sum() == a.refused();
         }
     }
 
@@ -291,12 +356,14 @@ final class SpringPart implements Part {
     Measured measure(App app) throws IOException, InterruptedException {
         Map<String, State> initial = semaphores(app);
         long oldLimit = initial.get("reports").permits();
-        terminal.println(format("  inbound  (sema.web, /api/**): limit %d, adaptive (gradient); beyond it 503 at once",
-                initial.get("inbound").permits()));
-        terminal.println(format("  reports  (@WithPermits on ReportService.render): limit %d; 503 after 100 ms"
-                + " without a permit", oldLimit));
+        terminal.println(format("  inbound  (sema.web, /api/** and /actuator/**, the actuator excluded by default):"
+                + " limit %d, adaptive (gradient); beyond it 503 at once", initial.get("inbound").permits()));
+        terminal.println(format("  reports  (@WithPermits on ReportService.render): limit %d; after 100 ms without a"
+                + " permit, the copy rendered last (stale) from its fallback, or 503 for a report never rendered",
+                oldLimit));
         terminal.println(format("  each phase: %,d requests, half to %s{symbol}, half to %s{id}, over %d ms, each"
-                + " from its own virtual thread", settings.requests(), QUOTES, REPORTS, settings.ramp().toMillis()));
+                + " from its own virtual thread; meanwhile, one after another, the probes %s", settings.requests(),
+                QUOTES, REPORTS, settings.ramp().toMillis(), String.join(", ", PROBES)));
 
         warmUp(app);
         app.delete("/actuator/inflight");
@@ -358,11 +425,12 @@ final class SpringPart implements Part {
         Map<String, Object> inFlight = Json.object(Json.parse(app.get("/actuator/inflight").body()));
         long inboundLimit = semaphores(app).get("inbound").permits();
         Phase phase = new Phase(reportsLimit, l.quotes.answers(), l.reports.answers(), inFlight(inFlight, "quotes"),
-                inFlight(inFlight, "reports"), inboundLimit, l.outstandingPeak.get());
+                inFlight(inFlight, "reports"), inboundLimit, l.outstandingPeak.get(), l.probes.probes());
         event(format("phase %d done in %.1f s: /api/quotes %,d ok, %,d refused, at most %d at once (inbound's"
-                + " limit now %d); /reports %,d ok, %,d refused, at most %d at once", number, l.seconds(),
-                phase.quotes().ok(), phase.quotes().refused(), phase.quotesInFlight().peak(), inboundLimit,
-                phase.reports().ok(), phase.reports().refused(), phase.reportsInFlight().peak()));
+                + " limit now %d); /reports %,d ok (%,d stale), %,d refused, at most %d at once; %s", number,
+                l.seconds(), phase.quotes().ok(), phase.quotes().refused(), phase.quotesInFlight().peak(),
+                inboundLimit, phase.reports().ok(), phase.reports().stale(), phase.reports().refused(),
+                phase.reportsInFlight().peak(), phase.probes()));
         return phase;
     }
 
@@ -431,17 +499,23 @@ final class SpringPart implements Part {
 
     private void summary(List<Phase> phases, long oldLimit) {
         terminal.println("");
-        terminal.println("                          sent      200      503   most at once   limit in force");
+        terminal.println("                          sent      200  (stale)      503   most at once   limit in force");
         for (int i = 0; i < phases.size(); i++) {
             Phase p = phases.get(i);
-            terminal.println(format("  phase %d  /api/quotes  %,6d   %,6d   %,6d   %12d   %s", i + 1, p.quotes().sent(),
-                    p.quotes().ok(), p.quotes().refused(), p.quotesInFlight().peak(),
+            terminal.println(format("  phase %d  /api/quotes  %,6d   %,6d   %8s   %,6d   %12d   %s", i + 1,
+                    p.quotes().sent(), p.quotes().ok(), "", p.quotes().refused(), p.quotesInFlight().peak(),
                     format("at most %d (inbound, adaptive; %d at the end)", p.quotesInFlight().highestLimit(),
                             p.inboundLimit())));
-            terminal.println(format("           /reports     %,6d   %,6d   %,6d   %12d   %s", p.reports().sent(),
-                    p.reports().ok(), p.reports().refused(), p.reportsInFlight().peak(),
+            terminal.println(format("           /reports     %,6d   %,6d   %8s   %,6d   %12d   %s", p.reports().sent(),
+                    p.reports().ok(), format("(%,d)", p.reports().stale()), p.reports().refused(),
+                    p.reportsInFlight().peak(),
                     format("%d (reports%s)", p.reportsLimit(), i == 0 ? "" : ", raised from " + oldLimit)));
+            terminal.println(format("           probes       %,6d   %,6d   %8s   %,6d   %12s   %s", p.probes().sent(),
+                    p.probes().ok(), "", p.probes().sent() - p.probes().ok(), "",
+                    format("%,d in flight while inbound refused %,d requests", p.probes().duringRefusals(),
+                            p.probes().refusalsMeanwhile())));
         }
+        terminal.println("  (stale): answered 200 by the fallback of ReportService.render with the copy rendered last");
     }
 
     private void status() {
@@ -453,9 +527,11 @@ final class SpringPart implements Part {
             }
             long inbound = semaphores(a).get("inbound").permits();
             terminal.status(format("%6.1fs  phase %d  sent %,5d of %,d, %,4d awaiting answers | /api/quotes %,5d ok"
-                    + " %,5d refused | /reports %,5d ok %,5d refused | inbound limit %d",
-                    (System.nanoTime() - start) / 1e9, l.number, l.sent.get(), l.requests, l.outstanding.get(),
-                    l.quotes.ok.sum(), l.quotes.refused.sum(), l.reports.ok.sum(), l.reports.refused.sum(), inbound));
+                    + " %,5d refused | /reports %,5d ok (%,d stale) %,5d refused | inbound limit %d | probes %,d, %,d"
+                    + " ok", (System.nanoTime() - start) / 1e9, l.number, l.sent.get(), l.requests,
+                    l.outstanding.get(), l.quotes.ok.sum(), l.quotes.refused.sum(), l.reports.ok.sum(),
+                    l.reports.stale.sum(), l.reports.refused.sum(), inbound,
+                    l.probes.sent.sum(), l.probes.ok.sum()));
         } catch (RuntimeException e) {
             // a status line missed is no failure; the checks read the same numbers at the end
         }
@@ -469,12 +545,16 @@ final class SpringPart implements Part {
         }
     }
 
-    /** One phase's requests: half to each endpoint, each from its own virtual thread, spread over the ramp. */
+    /**
+     * One phase's requests: half to each endpoint, each from its own virtual thread, spread over the ramp; and the
+     * health probes, one after another, until every answer is in.
+     */
     private static final class Load {
         final int number;
         final int requests;
         final Tally quotes = new Tally();
         final Tally reports = new Tally();
+        final ProbeTally probes = new ProbeTally();
         final AtomicInteger sent = new AtomicInteger();
         final AtomicInteger outstanding = new AtomicInteger();
         final AtomicInteger outstandingPeak = new AtomicInteger();
@@ -489,6 +569,10 @@ final class SpringPart implements Part {
         void run(App app, Duration ramp) throws InterruptedException {
             startNanos = System.nanoTime();
             try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+                threads.submit(() -> {
+                    probe(app);
+                    return null;
+                });
                 for (int i = 0; i < requests; i++) {
                     long due = startNanos + ramp.toNanos() * i / requests;
                     long early = due - System.nanoTime();
@@ -496,7 +580,7 @@ final class SpringPart implements Part {
                         Thread.sleep(Duration.ofNanos(early));
                     }
                     boolean quote = i % 2 == 0;
-                    String path = quote ? QUOTES + "SYM" + (i / 2) % 50 : REPORTS + i / 2;
+                    String path = quote ? QUOTES + "SYM" + (i / 2) % 50 : REPORTS + (i / 2) % REPORT_IDS;
                     Tally tally = quote ? quotes : reports;
                     outstandingPeak.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
                     sent.incrementAndGet();
@@ -520,6 +604,61 @@ final class SpringPart implements Part {
         double seconds() {
             return (endNanos - startNanos) / 1e9;
         }
+
+        /** Sends the probes in turn, each after the last is answered, until every request has its answer. */
+        private void probe(App app) throws InterruptedException {
+            for (int i = 0; sent.get() < requests || outstanding.get() > 0; i++) {
+                long refusedBefore = inboundRefusals();
+                String path = PROBES.get(i % PROBES.size());
+                try {
+                    HttpResponse<String> r = app.probe(path);
+                    probes.count(r.statusCode() == 200 ? null : "HTTP " + r.statusCode(),
+                            inboundRefusals() - refusedBefore);
+                } catch (IOException | RuntimeException e) {
+                    probes.count(e.getClass().getSimpleName(), inboundRefusals() - refusedBefore);
+                }
+                Thread.sleep(5);
+            }
+        }
+
+        /** The 503s of {@code inbound} received so far, from either endpoint. */
+        private long inboundRefusals() {
+            return quotes.refusedBy("inbound") + reports.refusedBy("inbound");
+        }
+    }
+
+    /** The probes' answers, counted as they come. */
+    private static final class ProbeTally {
+        final LongAdder sent = new LongAdder();
+        final LongAdder ok = new LongAdder();
+        final LongAdder duringRefusals = new LongAdder();
+        final LongAdder refusalsMeanwhile = new LongAdder();
+        final Map<String, LongAdder> other = new ConcurrentHashMap<>();
+
+        /**
+         * Counts one probe.
+         *
+         * @param failure {@code null} for a 200, else what came instead
+         * @param refusals the 503s of {@code inbound} the demo received while the probe was in flight
+         */
+        void count(String failure, long refusals) {
+            sent.increment();
+            if (failure == null) {
+                ok.increment();
+            } else {
+                other.computeIfAbsent(failure, k -> new LongAdder()).increment();
+            }
+            if (refusals > 0) {
+                duringRefusals.increment();
+                refusalsMeanwhile.add(refusals);
+            }
+        }
+
+        Probes probes() {
+            Map<String, Long> others = new TreeMap<>();
+            other.forEach((k, v) -> others.put(k, v.sum()));
+            return new Probes(sent.sum(), ok.sum(), others, duringRefusals.sum(), refusalsMeanwhile.sum());
+        }
     }
 
     /** One endpoint's answers, counted as they come. */
@@ -527,18 +666,26 @@ final class SpringPart implements Part {
         final LongAdder sent = new LongAdder();
         final LongAdder ok = new LongAdder();
         final LongAdder refused = new LongAdder();
+        final LongAdder stale = new LongAdder();
         final LongAdder withRetryAfter = new LongAdder();
+        final Map<String, LongAdder> refusedBy = new ConcurrentHashMap<>();
         final Map<String, LongAdder> other = new ConcurrentHashMap<>();
 
         void count(HttpResponse<String> response) {
             sent.increment();
             switch (response.statusCode()) {
-                case 200 -> ok.increment();
+                case 200 -> {
+                    if (isStale(response.body())) {
+                        stale.increment();
+                    }
+                    ok.increment();
+                }
                 case 503 -> {
-                    refused.increment();
                     if (response.headers().firstValue("Retry-After").filter(v -> v.matches("\\d+")).isPresent()) {
                         withRetryAfter.increment();
                     }
+                    refusedBy.computeIfAbsent(refuser(response.body()), k -> new LongAdder()).increment();
+                    refused.increment(); // last: inboundRefusals() never counts a refusal not yet in refusedBy
                 }
                 default -> other.computeIfAbsent("HTTP " + response.statusCode(), k -> new LongAdder()).increment();
             }
@@ -549,10 +696,36 @@ final class SpringPart implements Part {
             other.computeIfAbsent(e.getClass().getSimpleName(), k -> new LongAdder()).increment();
         }
 
+        long refusedBy(String semaphore) {
+            LongAdder count = refusedBy.get(semaphore);
+            return count == null ? 0 : count.sum();
+        }
+
+        /** Whether a 200's body is a JSON object whose {@code stale} is {@code true}. */
+        private static boolean isStale(String body) {
+            try {
+                return Boolean.TRUE.equals(Json.object(Json.parse(body)).get("stale"));
+            } catch (IllegalArgumentException notAnObject) {
+                return false;
+            }
+        }
+
+        /** The semaphore a 503's JSON body names, or {@code "?"}. */
+        private static String refuser(String body) {
+            try {
+                return Json.string(Json.object(Json.parse(body)), "semaphore");
+            } catch (IllegalArgumentException notJson) {
+                return "?";
+            }
+        }
+
         Answers answers() {
             Map<String, Long> others = new TreeMap<>();
             other.forEach((k, v) -> others.put(k, v.sum()));
-            return new Answers(sent.sum(), ok.sum(), refused.sum(), withRetryAfter.sum(), others);
+            Map<String, Long> refusers = new TreeMap<>();
+            refusedBy.forEach((k, v) -> refusers.put(k, v.sum()));
+            return new Answers(sent.sum(), ok.sum(), stale.sum(), refused.sum(), withRetryAfter.sum(), refusers,
+                    others);
         }
     }
 
@@ -589,6 +762,9 @@ final class SpringPart implements Part {
         private final Thread hook;
         private double startSeconds;
         private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(10)).build();
+        /** The probes' own client, as a prober has its own: the load's answers do not delay theirs. */
+        private final HttpClient probes = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(10)).build();
 
         private App(Process process, Path log, int port, Thread hook) {
@@ -642,6 +818,7 @@ final class SpringPart implements Part {
             } catch (IOException | RuntimeException | InterruptedException | Error e) {
                 if (app != null) {
                     app.client.close();
+                    app.probes.close();
                 }
                 process.destroyForcibly();
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -672,6 +849,10 @@ final class SpringPart implements Part {
 
         HttpResponse<String> send(String path) throws IOException, InterruptedException {
             return client.send(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
+        }
+
+        HttpResponse<String> probe(String path) throws IOException, InterruptedException {
+            return probes.send(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
         }
 
         HttpResponse<String> get(String path) {
@@ -728,6 +909,7 @@ final class SpringPart implements Part {
         @Override
         public void close() throws InterruptedException {
             client.close();
+            probes.close();
             process.destroy();
             if (!process.waitFor(20, TimeUnit.SECONDS)) {
                 process.destroyForcibly();

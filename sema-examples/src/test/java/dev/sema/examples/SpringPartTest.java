@@ -7,6 +7,7 @@ import dev.sema.examples.SpringPart.Answers;
 import dev.sema.examples.SpringPart.InFlight;
 import dev.sema.examples.SpringPart.Measured;
 import dev.sema.examples.SpringPart.Phase;
+import dev.sema.examples.SpringPart.Probes;
 import dev.sema.examples.SpringPart.Scraped;
 import dev.sema.examples.SpringPart.State;
 import java.io.ByteArrayOutputStream;
@@ -36,7 +37,7 @@ class SpringPartTest {
         List<Check> checks = new SpringPart(small, terminal).run();
 
         String printed = output.toString(StandardCharsets.UTF_8);
-        assertThat(checks).as(printed).hasSize(6)
+        assertThat(checks).as(printed).hasSize(8)
                 .allSatisfy(check -> assertThat(check.passed()).as(check + "\n" + printed).isTrue());
         assertThat(printed).contains("the example application (pid", "phase 2 done",
                 "POST /actuator/semaphores/reports {\"permits\": 12} -> 200");
@@ -48,14 +49,33 @@ class SpringPartTest {
     void springChecksFailOnBrokenNumbers() {
         assertThat(failed(new Run().measured())).isEmpty();
 
+        String answered = "every request was answered 200 or 503, every 503 with a Retry-After and a body naming the"
+                + " semaphore that refused it";
         Run unexpected = new Run();
-        unexpected.quotes2 = new Answers(11, 6, 4, 4, Map.of("HTTP 500", 1L));
-        assertThat(failed(unexpected.measured()))
-                .containsExactly("every request was answered 200 or 503, and every 503 carried a Retry-After");
+        unexpected.quotes2 = new Answers(11, 6, 0, 4, 4, Map.of("inbound", 4L), Map.of("HTTP 500", 1L));
+        assertThat(failed(unexpected.measured())).containsExactly(answered);
         Run noRetryAfter = new Run();
-        noRetryAfter.reports1 = new Answers(10, 4, 6, 5, Map.of());
-        assertThat(failed(noRetryAfter.measured()))
-                .containsExactly("every request was answered 200 or 503, and every 503 carried a Retry-After");
+        noRetryAfter.reports1 = new Answers(10, 6, 2, 4, 3, Map.of("reports", 4L), Map.of());
+        assertThat(failed(noRetryAfter.measured())).containsExactly(answered);
+        Run namesNone = new Run();
+        namesNone.quotes1 = new Answers(10, 5, 0, 5, 5, Map.of("inbound", 4L, "?", 1L), Map.of());
+        assertThat(failed(namesNone.measured())).containsExactly(answered);
+        Run wrongName = new Run();
+        wrongName.reports2 = new Answers(10, 6, 2, 4, 4, Map.of("inbound", 1L, "reports", 3L), Map.of());
+        assertThat(failed(wrongName.measured())).containsExactly(answered);
+        Run staleQuote = new Run();
+        staleQuote.quotes1 = new Answers(10, 5, 1, 5, 5, Map.of("inbound", 5L), Map.of());
+        assertThat(failed(staleQuote.measured())).containsExactly(answered);
+
+        String probed = "/actuator/health and its liveness and readiness probes answered 200 while sema.web refused"
+                + " requests (its paths list /actuator/**; the default exclude-paths wins)";
+        Run probeRefused = new Run();
+        probeRefused.probes2 = new Probes(30, 29, Map.of("HTTP 503", 1L), 12, 40);
+        assertThat(failed(probeRefused.measured())).containsExactly(probed);
+        Run noOverlap = new Run();
+        noOverlap.probes1 = new Probes(30, 30, Map.of(), 0, 0);
+        noOverlap.probes2 = new Probes(30, 30, Map.of(), 0, 0);
+        assertThat(failed(noOverlap.measured())).containsExactly(probed);
 
         Run overQuotes = new Run();
         overQuotes.quotesInFlight2 = new InFlight(13, 12, 6);
@@ -85,6 +105,21 @@ class SpringPartTest {
         assertThat(failed(otherOutcome.measured()))
                 .containsExactly("/actuator/prometheus counted the grants and refusals the demo counted");
 
+        String fallback = "under overload /reports served the copy rendered last (stale, from the fallback of"
+                + " @WithPermits) to calls refused a permit, never to one granted, never holding a permit";
+        Run noStale = new Run();
+        noStale.reports1 = new Answers(10, 4, 0, 6, 6, Map.of("reports", 6L), Map.of());
+        noStale.reports2 = new Answers(10, 4, 0, 6, 6, Map.of("reports", 6L), Map.of());
+        assertThat(failed(noStale.measured())).containsExactly(fallback);
+        Run staleToGranted = new Run(); // two calls granted a permit got the fallback's copy
+        staleToGranted.reports = new Scraped(10, 10, 0);
+        assertThat(failed(staleToGranted.measured())).containsExactly(
+                "/actuator/prometheus counted the grants and refusals the demo counted", fallback);
+        Run staleHeldAPermit = new Run(); // two stale copies were counted where the permit is held
+        staleHeldAPermit.reportsInFlight1 = new InFlight(8, 8, 6);
+        assertThat(failed(staleHeldAPermit.measured())).containsExactly(
+                "/actuator/prometheus counted the grants and refusals the demo counted", fallback);
+
         Run held = new Run();
         held.reportsGauges = new State(16, 15, 0, 1);
         assertThat(failed(held.measured()))
@@ -97,10 +132,13 @@ class SpringPartTest {
 
     /** A run that kept every promise; the tests break one number at a time. */
     private static final class Run {
-        Answers quotes1 = new Answers(10, 5, 5, 5, Map.of());
-        Answers reports1 = new Answers(10, 4, 6, 6, Map.of());
-        Answers quotes2 = new Answers(10, 6, 4, 4, Map.of());
-        Answers reports2 = new Answers(10, 4, 6, 6, Map.of());
+        Answers quotes1 = new Answers(10, 5, 0, 5, 5, Map.of("inbound", 5L), Map.of());
+        // 4 fresh, 2 stale copies from the fallback, 4 refused: 6 calls refused a permit
+        Answers reports1 = new Answers(10, 6, 2, 4, 4, Map.of("reports", 4L), Map.of());
+        Answers quotes2 = new Answers(10, 6, 0, 4, 4, Map.of("inbound", 4L), Map.of());
+        Answers reports2 = new Answers(10, 5, 1, 5, 5, Map.of("reports", 5L), Map.of());
+        Probes probes1 = new Probes(30, 30, Map.of(), 12, 40);
+        Probes probes2 = new Probes(20, 20, Map.of(), 0, 0);
         InFlight quotesInFlight1 = new InFlight(5, 20, 5);
         InFlight reportsInFlight1 = new InFlight(8, 8, 4);
         InFlight quotesInFlight2 = new InFlight(12, 12, 6);
@@ -112,8 +150,9 @@ class SpringPartTest {
         String health = "UP, semaphores UP";
 
         Measured measured() {
-            List<Phase> phases = List.of(new Phase(8, quotes1, reports1, quotesInFlight1, reportsInFlight1, 14, 10),
-                    new Phase(16, quotes2, reports2, quotesInFlight2, reportsInFlight2, 9, 10));
+            List<Phase> phases = List.of(
+                    new Phase(8, quotes1, reports1, quotesInFlight1, reportsInFlight1, 14, 10, probes1),
+                    new Phase(16, quotes2, reports2, quotesInFlight2, reportsInFlight2, 9, 10, probes2));
             return new Measured(phases, 8, 16, postStatus, 16, Map.of("inbound", inbound, "reports", reports),
                     Map.of("inbound", new State(9, 9, 0, -1), "reports", new State(16, 16, 0, -1)),
                     Map.of("inbound", new State(9, 9, 0, 0), "reports", reportsGauges), health);

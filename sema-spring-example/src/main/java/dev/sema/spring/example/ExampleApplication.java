@@ -11,9 +11,13 @@ import org.springframework.boot.web.server.context.WebServerPortFileWriter;
  *   <li>{@code /api/**} ({@link QuoteController}) is behind the {@code sema.web} filter: each request holds one permit
  *       of {@code inbound}, whose {@code AdaptiveLimit.gradient()} follows the capacity of the partner API the
  *       quotes come from ({@link PartnerApi}); beyond the limit a request is refused at once with 503 and
- *       {@code Retry-After}.
+ *       {@code Retry-After}. {@code sema.web.paths} lists {@code /actuator/**} too, yet the actuator is never
+ *       limited: {@code sema.web.exclude-paths}, by default the actuator's base path, wins, so
+ *       {@code /actuator/health} and its {@code liveness} and {@code readiness} probes are never refused.
  *   <li>{@code /reports/{id}} ({@link ReportController}) calls {@link ReportService#render}, a
- *       {@code @WithPermits("reports")} method: 8 at once, a caller waits at most 100 ms for a permit, then 503.
+ *       {@code @WithPermits("reports")} method: 8 at once, a caller waits at most 100 ms for a permit, then gets
+ *       the copy rendered last, marked {@code "stale": true}, from the method's fallback, or 503 for a report never
+ *       rendered.
  *   <li>With the {@code redis} profile and {@code SEMA_REDIS_URI}, {@code /exports/{id}} ({@link ExportController})
  *       holds a permit of {@code exports}, a {@code RedisSemaphore} shared by every instance of the application.
  *   <li>The actuator serves {@code /actuator/semaphores} (GET the state, POST {@code {"permits": 16}} to change a

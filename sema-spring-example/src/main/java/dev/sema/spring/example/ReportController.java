@@ -6,8 +6,9 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code GET /reports/{id}}: not behind the filter; its limit is {@link ReportService#render}'s {@code @WithPermits}.
- * A {@code PermitUnavailableException} thrown there becomes 503 with {@code Retry-After} (the starter's exception
- * resolver).
+ * Without a permit in time, the answer is the copy rendered last ({@code "stale": true}), or, for a report never
+ * rendered, 503 with {@code Retry-After} (the starter's exception resolver answers the
+ * {@code PermitUnavailableException}).
  */
 @RestController
 public class ReportController {

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.env.Environment;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -29,6 +30,8 @@ class ExampleApplicationTest {
     int port;
     @Autowired
     SemaphoreRegistry registry;
+    @Autowired
+    Environment environment;
     Http http;
 
     @BeforeEach
@@ -75,22 +78,70 @@ class ExampleApplicationTest {
             HttpResponse<String> refused = http.get("/api/quotes/ACME");
             assertThat(refused.statusCode()).isEqualTo(503);
             assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
-            assertThat(http.get("/actuator/health").statusCode()).isEqualTo(200); // outside /api/**: never refused
-            assertThat(http.get("/reports/1").statusCode()).isEqualTo(200);
+            JsonNode body = JSON.readTree(refused.body());
+            assertThat(body.get("semaphore").asString()).isEqualTo("inbound");
+            assertThat(body.get("path").asString()).isEqualTo("/api/quotes/ACME");
+            assertThat(http.get("/reports/1").statusCode()).isEqualTo(200); // outside sema.web.paths
         }
         assertThat(http.get("/api/quotes/ACME").statusCode()).isEqualTo(200);
     }
 
     @Test
-    void aReportWithoutAPermitWithin100MillisIs503WithRetryAfter() {
+    void healthAndItsProbesAreNeverRefusedWhileTheFilterRefusesTheApi() {
+        Semaphore inbound = registry.get("inbound");
+        try (Permit all = inbound.tryAcquire(inbound.permits()).orElseThrow()) {
+            assertThat(http.get("/api/quotes/ACME").statusCode()).isEqualTo(503);
+            for (String probe : List.of("/actuator/health", "/actuator/health/liveness",
+                    "/actuator/health/readiness")) {
+                HttpResponse<String> answer = http.get(probe);
+                assertThat(answer.statusCode()).as(probe + " " + answer.body()).isEqualTo(200);
+                assertThat(JSON.readTree(answer.body()).get("status").asString()).as(probe).isEqualTo("UP");
+            }
+            assertThat(http.get("/actuator/semaphores").statusCode()).isEqualTo(200);
+            assertThat(inbound.availablePermits()).isZero();
+        }
+        // Not because the filter's paths leave the actuator out: only the default of sema.web.exclude-paths does.
+        assertThat(environment.getProperty("sema.web.paths")).contains("/actuator/**");
+        assertThat(environment.getProperty("sema.web.exclude-paths")).isNull();
+    }
+
+    @Test
+    void aReportNeverRenderedWithoutAPermitWithin100MillisIs503WithRetryAfter() {
         Semaphore reports = registry.get("reports");
         try (Permit all = reports.tryAcquire(reports.permits()).orElseThrow()) {
-            HttpResponse<String> refused = http.get("/reports/1");
+            HttpResponse<String> refused = http.get("/reports/never-rendered");
             assertThat(refused.statusCode()).isEqualTo(503);
             assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+            assertThat(JSON.readTree(refused.body()).get("semaphore").asString()).isEqualTo("reports");
             assertThat(reports.queueLength()).isZero();
         }
-        assertThat(http.get("/reports/1").statusCode()).isEqualTo(200);
+        HttpResponse<String> rendered = http.get("/reports/never-rendered");
+        assertThat(rendered.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(rendered.body()).get("stale").asBoolean()).isFalse();
+    }
+
+    @Test
+    void aReportWithoutAPermitIsTheCopyRenderedLastMarkedStaleAndHoldsNoPermit() {
+        JsonNode fresh = JSON.readTree(http.get("/reports/fallback-1").body());
+        assertThat(fresh.get("stale").asBoolean()).isFalse();
+
+        Semaphore reports = registry.get("reports");
+        try (Permit all = reports.tryAcquire(reports.permits()).orElseThrow()) {
+            HttpResponse<String> copy = http.get("/reports/fallback-1");
+            assertThat(copy.statusCode()).isEqualTo(200);
+            JsonNode stale = JSON.readTree(copy.body());
+            assertThat(stale.get("stale").asBoolean()).isTrue();
+            assertThat(stale.get("id").asString()).isEqualTo("fallback-1");
+            assertThat(stale.get("checksum").asString()).isEqualTo(fresh.get("checksum").asString());
+            assertThat(reports.availablePermits()).isZero();
+        }
+        // With a permit, the report is rendered again: the fallback answers refusals only.
+        assertThat(JSON.readTree(http.get("/reports/fallback-1").body()).get("stale").asBoolean()).isFalse();
+
+        // Two renderings, each holding a permit; the copy served without one was not counted.
+        JsonNode inFlight = JSON.readTree(http.get("/actuator/inflight").body()).get("reports");
+        assertThat(inFlight.get("requests").asLong()).isEqualTo(2);
+        assertThat(reports.availablePermits()).isEqualTo(reports.permits());
     }
 
     @Test
@@ -101,6 +152,8 @@ class ExampleApplicationTest {
             answers.add(http.getAsync("/reports/" + i));
         }
         long refused = answers.stream().map(CompletableFuture::join).filter(r -> r.statusCode() == 503).count();
+        long stale = answers.stream().map(CompletableFuture::join)
+                .filter(r -> r.statusCode() == 200 && r.body().contains("\"stale\":true")).count();
         assertThat(answers).allSatisfy(a -> assertThat(a.join().statusCode()).isIn(200, 503));
 
         JsonNode inFlight = JSON.readTree(http.get("/actuator/inflight").body());
@@ -110,7 +163,7 @@ class ExampleApplicationTest {
                     .isPositive().isLessThanOrEqualTo(counts.get("highestLimit").asLong());
         }
         assertThat(inFlight.get("quotes").get("requests").asLong() + inFlight.get("reports").get("requests").asLong()
-                + refused).isEqualTo(120);
+                + stale + refused).isEqualTo(120);
     }
 
     @Test

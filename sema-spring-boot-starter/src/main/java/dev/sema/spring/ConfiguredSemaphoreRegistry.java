@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  *
  * <p>The semaphores are added while the registry is built, before it is published as a bean, and never change
  * after. Adaptive limits may come later: a Redis semaphore opened once Redis is reached gets its adaptive limit
- * then, on the thread that opened it ({@link #attach}); one attached after {@link #close()} is closed at once.
+ * then, on the thread that opened it ({@link #attach}); after {@link #close()} none is built any more.
  */
 final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ConfiguredSemaphoreRegistry.class.getName());

@@ -44,15 +44,15 @@ import java.util.function.Consumer;
  * D1: `delegate` goes from null to the opened RedisSemaphore once, under `lock`, and never changes again; every
  *     call reads it once, so a call runs wholly on the stand-in or wholly on the delegate.
  * D2: every listener added here hears every event of the delegate exactly once from the moment it is added:
- *     `forwarder` is registered on the delegate (under `lock`, with `delegate` published) as soon as both exist,
- *     and it calls the listeners in `listeners` in the order added, with this handle as `semaphore`.
+ *     `forwarder` is registered on the delegate before `delegate` is published (so no call through this handle
+ *     reaches the delegate unheard), and it calls the listeners in `listeners` in the order added, with this
+ *     handle as `semaphore`.
  * D3: the open actions (`whenOpen`) run once, after `delegate` is published, outside `lock`, in the order given;
  *     one added after the open runs at once on the caller's thread.
  *
  * field      | read          | written              | guard
  * delegate   | volatile      | once, volatile       | lock
  * listeners  | copy-on-write | copy-on-write        | -
- * forwarded  | under lock    | under lock           | lock
  * onOpen     | under lock    | under lock           | lock
  */
 final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
@@ -66,7 +66,6 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
     private final CopyOnWriteArrayList<SemaphoreListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<SemaphoreListener> complained = ConcurrentHashMap.newKeySet();
     private final SemaphoreListener forwarder = new Forwarder();
-    private boolean forwarded;
     private List<Consumer<RedisSemaphore>> onOpen = new ArrayList<>();
     /** Why it is not open yet, for the messages; replaced by every failed attempt. */
     private volatile String notOpenBecause = "Redis has not been reached yet";
@@ -103,10 +102,10 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
             if (delegate != null) {
                 throw new IllegalStateException("semaphore '" + name + "' is open already");
             }
+            // D2: the forwarder hears the delegate before any caller can reach it through this handle, so that no
+            // acquire's event is lost between the publication and the registration.
+            opened.addListener(forwarder);
             delegate = opened;
-            if (!listeners.isEmpty()) {
-                forwardLocked();
-            }
             actions = onOpen;
             onOpen = null;
         } finally {
@@ -139,13 +138,6 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "semaphore '" + name + "' was opened in Redis, but what the"
                     + " configuration attaches to it could not be: " + e.getMessage(), e);
-        }
-    }
-
-    private void forwardLocked() {
-        if (!forwarded) {
-            delegate.addListener(forwarder);
-            forwarded = true;
         }
     }
 
@@ -335,15 +327,7 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
     @Override
     public void addListener(SemaphoreListener listener) {
         Objects.requireNonNull(listener, "listener");
-        lock.lock();
-        try {
-            listeners.add(listener);
-            if (delegate != null) {
-                forwardLocked();
-            }
-        } finally {
-            lock.unlock();
-        }
+        listeners.add(listener);
     }
 
     @Override

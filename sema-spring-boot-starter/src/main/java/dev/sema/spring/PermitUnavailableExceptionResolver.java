@@ -63,8 +63,12 @@ final class PermitUnavailableExceptionResolver implements HandlerExceptionResolv
         String body = "{\"status\":503,\"error\":\"Service Unavailable\",\"semaphore\":" + json(refusal.semaphore())
                 + ",\"permits\":" + refusal.permits() + ",\"message\":" + json(refusal.getMessage()) + ",\"path\":"
                 + json(request.getRequestURI()) + "}";
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        response.setHeader(HttpHeaders.CONTENT_DISPOSITION, null); // a handler's, set before it failed
         try {
-            response.getOutputStream().write(body.getBytes(StandardCharsets.UTF_8));
+            var out = response.getOutputStream();
+            response.setContentLength(bytes.length);
+            out.write(bytes);
         } catch (IllegalStateException writerTaken) { // the handler had asked for the writer already
             response.getWriter().write(body);
         }

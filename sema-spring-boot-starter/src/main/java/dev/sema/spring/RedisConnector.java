@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * The starter's way to Redis: the application's {@link RedisSemaphores} bean, or one connected to
@@ -49,7 +48,8 @@ final class RedisConnector implements AutoCloseable {
     record Opening(DeferredRedisSemaphore handle, Function<RedisSemaphores, RedisSemaphore> build) {
     }
 
-    private final Supplier<RedisSemaphores> borrowed;
+    /** The application's own RedisSemaphores, or {@code null}. */
+    private final RedisSemaphores borrowed;
     private final String uri;
     private final Function<String, RedisSemaphores> connect;
     private final boolean failFast;
@@ -58,6 +58,8 @@ final class RedisConnector implements AutoCloseable {
     private final Map<String, Opening> pending = new LinkedHashMap<>();
     private Thread retrying;
     private boolean closed;
+    /** Why the last attempt failed, for the semaphores queued behind it and for the log. */
+    private String lastFailure = "Redis has not been reached yet";
     /** One attempt at a time, so that a semaphore is never built twice (R2). */
     private final Object attempts = new Object();
 
@@ -67,7 +69,7 @@ final class RedisConnector implements AutoCloseable {
      * @param connect how a connection is made from {@code uri}
      * @param failFast whether a Redis unreachable at startup stops the start
      */
-    RedisConnector(Supplier<RedisSemaphores> borrowed, String uri, Function<String, RedisSemaphores> connect,
+    RedisConnector(RedisSemaphores borrowed, String uri, Function<String, RedisSemaphores> connect,
             boolean failFast) {
         this.borrowed = borrowed;
         this.uri = uri;
@@ -82,7 +84,7 @@ final class RedisConnector implements AutoCloseable {
 
     /** Whether there is any Redis to keep semaphores in: a bean, or a URI. */
     boolean configured() {
-        return uri != null || borrowed.get() != null;
+        return uri != null || borrowed != null;
     }
 
     /**
@@ -92,7 +94,7 @@ final class RedisConnector implements AutoCloseable {
      * @throws Unreachable if it cannot be reached
      */
     void checkAtStartup() {
-        if (failFast && uri != null && borrowed.get() == null) {
+        if (failFast && uri != null && borrowed == null) {
             connection();
         }
     }
@@ -105,6 +107,12 @@ final class RedisConnector implements AutoCloseable {
     void open(Opening opening) {
         synchronized (this) {
             pending.put(opening.handle().name(), opening);
+            if (retrying != null) {
+                // An earlier semaphore found Redis unreachable: one more attempt now would only make the start
+                // wait a connect timeout more; the retry thread opens this one with the others.
+                opening.handle().failedToOpen(lastFailure);
+                return;
+            }
         }
         try {
             attempt();
@@ -115,6 +123,7 @@ final class RedisConnector implements AutoCloseable {
                 }
                 throw e;
             }
+            failed(e);
             LOG.log(System.Logger.Level.WARNING, () -> "Redis semaphore '" + opening.handle().name() + "' is not"
                     + " open: " + Settings.redacted(e.getMessage()) + ". It refuses every request until Redis is"
                     + " reached; trying again in the background (sema.redis.fail-fast: true stops the start"
@@ -170,9 +179,8 @@ final class RedisConnector implements AutoCloseable {
 
     /** The connection (R1), made now from the URI if there is none yet. */
     private RedisSemaphores connection() {
-        RedisSemaphores own = borrowed.get();
-        if (own != null) {
-            return own;
+        if (borrowed != null) {
+            return borrowed;
         }
         synchronized (this) {
             if (connection != null) {
@@ -193,10 +201,12 @@ final class RedisConnector implements AutoCloseable {
             }
         }
         made.close();
-        if (connection == null) {
-            throw new RedisSemaphoreException("the starter's Redis connection is closed", null);
+        synchronized (this) {
+            if (connection == null) {
+                throw new RedisSemaphoreException("the starter's Redis connection is closed", null);
+            }
+            return connection;
         }
-        return connection;
     }
 
     private synchronized void retryInBackground() {
@@ -219,8 +229,11 @@ final class RedisConnector implements AutoCloseable {
                 }
                 try {
                     attempt();
-                    LOG.log(System.Logger.Level.INFO, "Redis reached: every Redis semaphore is open");
+                    if (pending().isEmpty()) {
+                        LOG.log(System.Logger.Level.INFO, "Redis reached: every Redis semaphore is open");
+                    }
                 } catch (RedisSemaphoreException e) {
+                    failed(e);
                     pause = Math.min(pause * 2, MAX_PAUSE.toMillis());
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "opening the Redis semaphores failed; trying again", e);
@@ -231,6 +244,26 @@ final class RedisConnector implements AutoCloseable {
             synchronized (this) {
                 retrying = null;
             }
+        }
+    }
+
+    /**
+     * Keeps why the attempt failed; logs it when the reason changes (an outage, then Redis reached but a semaphore
+     * refused, say a key of another type under its name), so that a refusal that lasts is explained in the log.
+     */
+    private void failed(RedisSemaphoreException e) {
+        String why = Settings.redacted(e.getMessage());
+        boolean again;
+        synchronized (this) {
+            if (why.equals(lastFailure)) {
+                return;
+            }
+            lastFailure = why;
+            again = retrying != null;
+        }
+        if (again) {
+            LOG.log(System.Logger.Level.WARNING, () -> "Redis semaphores " + pending() + " are still not open: " + why
+                    + "; trying again");
         }
     }
 
@@ -263,7 +296,7 @@ final class RedisConnector implements AutoCloseable {
     @Override
     public synchronized String toString() {
         return "RedisConnector[" + (uri != null ? Settings.redacted(uri) : "the application's RedisSemaphores")
-                + (connection != null || borrowed.get() != null ? ", connected" : ", not connected")
+                + (connection != null || borrowed != null ? ", connected" : ", not connected")
                 + (pending.isEmpty() ? "" : ", pending " + pending.keySet()) + "]";
     }
 }

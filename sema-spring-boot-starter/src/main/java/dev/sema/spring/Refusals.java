@@ -88,34 +88,12 @@ final class Refusals {
     }
 
     /**
-     * As {@link #acquire}, for an asynchronous caller: the future fails with the refusal. With a zero timeout the
-     * permits are tried on the calling thread (for a Redis semaphore, one round trip).
+     * As {@link #acquire}, for an asynchronous caller: the semaphore's own future (which withdraws the request when
+     * it is cancelled, and gives back a grant that races with that), or with a zero timeout one completed on the
+     * calling thread by a {@code tryAcquire} (for a Redis semaphore, one round trip). A failure is mapped to the
+     * refusal by the caller ({@link #of}); a zero timeout's refusal is one already.
      */
     static CompletableFuture<Permit> acquireAsync(Semaphore semaphore, long permits, Duration timeout) {
-        long start = System.nanoTime();
-        CompletableFuture<Permit> acquired = request(semaphore, permits, timeout);
-        CompletableFuture<Permit> result = new CompletableFuture<>();
-        acquired.whenComplete((permit, failure) -> {
-            if (failure == null) {
-                if (!result.complete(permit)) {
-                    permit.close(); // the caller gave up meanwhile
-                }
-                return;
-            }
-            PermitUnavailableException refusal = of(semaphore.name(), permits, start, failure);
-            result.completeExceptionally(refusal != null ? refusal : unwrap(failure));
-        });
-        // The caller gave up (cancel, orTimeout) while the permits were awaited: withdraw the request. A grant
-        // that races with it is given back by the acquire future itself, or above when result is found done.
-        result.whenComplete((v, e) -> {
-            if (!acquired.isDone()) {
-                acquired.cancel(false);
-            }
-        });
-        return result;
-    }
-
-    private static CompletableFuture<Permit> request(Semaphore semaphore, long permits, Duration timeout) {
         if (timeout == null || !timeout.isZero()) {
             return timeout == null ? semaphore.acquireAsync(permits) : semaphore.acquireAsync(permits, timeout);
         }

@@ -41,7 +41,7 @@ public class SemaRedisAutoConfiguration {
                         "Set sema.redis.uri to a Redis URI, e.g. redis://127.0.0.1:6379.", e);
             }
         }
-        RedisConnector connector = new RedisConnector(own::getIfAvailable, uri == null || uri.isBlank() ? null
+        RedisConnector connector = new RedisConnector(own.getIfAvailable(), uri == null || uri.isBlank() ? null
                 : uri.trim(), RedisSemaphores::connect, properties.redis().failFast());
         try {
             connector.checkAtStartup();

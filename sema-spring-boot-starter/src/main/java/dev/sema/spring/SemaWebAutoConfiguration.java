@@ -122,6 +122,15 @@ public class SemaWebAutoConfiguration {
         if (!base.startsWith("/")) {
             base = "/" + base;
         }
+        // The filter matches the path within the application, which includes Spring MVC's servlet path.
+        String servlet = environment.getProperty("spring.mvc.servlet.path", "/").trim();
+        while (servlet.endsWith("/")) {
+            servlet = servlet.substring(0, servlet.length() - 1);
+        }
+        if (!servlet.isEmpty() && !servlet.startsWith("/")) {
+            servlet = "/" + servlet;
+        }
+        base = servlet + base;
         return List.of(base, base + "/**");
     }
 

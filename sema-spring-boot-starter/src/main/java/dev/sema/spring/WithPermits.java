@@ -43,14 +43,18 @@ import java.lang.annotation.Target;
  * fails the returned future with {@link PermitUnavailableException} instead of throwing, and so does an
  * exception thrown by the method (or a {@code null} it returns, as a {@code NullPointerException}). Cancelling
  * the returned future while it waits for the permits withdraws the request; once the method has run, its own
- * stage is not cancelled, and the permits stay held until it completes (the work it started may still run).
+ * stage is not cancelled, and the permits stay held until it completes (the work it started may still run). With
+ * {@code timeout = "0"} the permits are tried on the calling thread: for a Redis semaphore that is one round trip,
+ * which waits at most the command timeout while Redis stalls.
  *
  * <h2>Fallbacks</h2>
  * With {@link #fallback()}, a refused call (no permit in time, a closed semaphore, Redis unreachable) calls the
  * named method of the same bean with the same arguments instead, and returns what it returns; for an asynchronous
  * method the fallback's value, or the stage it returns, completes the returned future. The fallback runs without
- * permits, on the thread that learned of the refusal (the caller's, or for a timed asynchronous wait the thread
- * that ended it). It never runs for the method's own exceptions, nor for an interrupted wait. Resilience4j's
+ * permits, on the caller's thread when the refusal comes at once, else (an asynchronous wait that ended) on a
+ * virtual thread of its own. It is called on the bean itself, not through its proxy, so its own annotations
+ * ({@code @Transactional}, another {@code @WithPermits}) do not apply. It never runs for the method's own
+ * exceptions, nor for an interrupted wait. Resilience4j's
  * {@code fallbackMethod} users will recognise it:
  * {@snippet :
  * @WithPermits(value = "partner", timeout = "0", fallback = "cachedQuote")

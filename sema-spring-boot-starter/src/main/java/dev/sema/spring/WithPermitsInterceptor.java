@@ -31,7 +31,11 @@ final class WithPermitsInterceptor implements MethodInterceptor {
 
     private final ObjectProvider<SemaphoreRegistry> registry;
     private final ConfigurableBeanFactory beanFactory;
-    private final ConcurrentHashMap<Method, Plan> plans = new ConcurrentHashMap<>();
+    /**
+     * The plans by the bean's class, then the method: two beans of classes that inherit one annotated method
+     * have a plan each, since the fallback is looked for in the bean's class.
+     */
+    private final ConcurrentHashMap<Class<?>, ConcurrentHashMap<Method, Plan>> plans = new ConcurrentHashMap<>();
 
     WithPermitsInterceptor(ObjectProvider<SemaphoreRegistry> registry, ConfigurableBeanFactory beanFactory) {
         this.registry = registry;
@@ -108,10 +112,12 @@ final class WithPermitsInterceptor implements MethodInterceptor {
      * are free); its stage's completion releases them, then completes the returned future.
      */
     private static CompletableFuture<Object> invokeAsync(Plan plan, MethodInvocation invocation) {
+        long start = System.nanoTime();
+        Thread caller = Thread.currentThread();
         CompletableFuture<Permit> acquired = Refusals.acquireAsync(plan.semaphore(), plan.permits(), plan.timeout());
         CompletableFuture<Object> result = new CompletableFuture<>();
         // The caller gave up (cancel, orTimeout) while the permits were awaited: withdraw the request. A grant
-        // that races with it is given back by Refusals.acquireAsync, or below when result is found done.
+        // that races with it is given back by the semaphore's future itself, or below when result is found done.
         result.whenComplete((v, e) -> {
             if (!acquired.isDone()) {
                 acquired.cancel(false);
@@ -119,7 +125,8 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         });
         acquired.whenComplete((permit, failure) -> {
             if (failure != null) {
-                refusedAsync(plan, invocation, failure, result);
+                refusedAsync(plan, invocation, Refusals.of(plan.semaphore().name(), plan.permits(), start, failure),
+                        failure, result, caller);
                 return;
             }
             if (result.isDone()) {
@@ -152,17 +159,31 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         return result;
     }
 
-    /** No permits for an asynchronous call: the fallback's result, or the refusal, completes {@code result}. */
-    private static void refusedAsync(Plan plan, MethodInvocation invocation, Throwable failure,
-            CompletableFuture<Object> result) {
-        if (!(Refusals.unwrap(failure) instanceof PermitUnavailableException refusal) || result.isDone()) {
+    /**
+     * No permits for an asynchronous call: the fallback's result, or the refusal, completes {@code result}. A
+     * fallback runs on the caller's thread when the refusal came at once, else on a virtual thread of its own: the
+     * thread that learned of the refusal may be the library's timer, which a fallback that reads a cache or a
+     * database must not hold up.
+     *
+     * @param refusal the refusal, or {@code null} when {@code failure} is not one (then it fails {@code result})
+     */
+    private static void refusedAsync(Plan plan, MethodInvocation invocation, PermitUnavailableException refusal,
+            Throwable failure, CompletableFuture<Object> result, Thread caller) {
+        if (refusal == null || result.isDone()) {
             result.completeExceptionally(Refusals.unwrap(failure)); // a cancellation of ours (result is done already)
             return;
         }
         if (plan.fallback() == null) {
             result.completeExceptionally(refusal);
-            return;
+        } else if (Thread.currentThread() == caller) {
+            fallBack(plan, invocation, refusal, result);
+        } else {
+            Thread.ofVirtual().name("sema-fallback").start(() -> fallBack(plan, invocation, refusal, result));
         }
+    }
+
+    private static void fallBack(Plan plan, MethodInvocation invocation, PermitUnavailableException refusal,
+            CompletableFuture<Object> result) {
         Object returned;
         try {
             returned = plan.fallback().call(invocation.getThis(), invocation.getArguments(), refusal);
@@ -194,7 +215,8 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         Class<?> targetClass = target == null ? method.getDeclaringClass()
                 : ClassUtils.getUserClass(AopUtils.getTargetClass(target));
         Method specific = target == null ? method : AopUtils.getMostSpecificMethod(method, targetClass);
-        Plan plan = plans.get(specific);
+        ConcurrentHashMap<Method, Plan> ofClass = plans.get(targetClass);
+        Plan plan = ofClass == null ? null : ofClass.get(specific);
         if (plan != null) {
             return plan;
         }
@@ -214,7 +236,8 @@ final class WithPermitsInterceptor implements MethodInterceptor {
      * @throws SemaConfigurationException if the annotation is wrong
      */
     Plan plan(Method method, Class<?> targetClass, WithPermits annotation) {
-        Plan known = plans.get(method);
+        ConcurrentHashMap<Method, Plan> ofClass = plans.computeIfAbsent(targetClass, c -> new ConcurrentHashMap<>());
+        Plan known = ofClass.get(method);
         if (known != null) {
             return known;
         }
@@ -254,7 +277,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
                 : Fallback.resolve(method, targetClass, fallbackName, async, annotation);
         Plan plan = new Plan(semaphore, name, semaphores, annotation.permits(), timeout, annotation.droppedOn(),
                 fallback, async, method);
-        Plan raced = plans.putIfAbsent(method, plan);
+        Plan raced = ofClass.putIfAbsent(method, plan);
         return raced == null ? plan : raced;
     }
 

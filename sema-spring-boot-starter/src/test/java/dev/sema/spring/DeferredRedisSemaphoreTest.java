@@ -167,6 +167,45 @@ class DeferredRedisSemaphoreTest {
     }
 
     @Test
+    void noEventIsLostToACallThatReachesTheDelegateWhileItIsBeingOpened() throws Exception {
+        // A delegate slow to take a listener: a call through the handle meanwhile must either be refused (not open
+        // yet) or reach a delegate that already forwards its events, never an unheard one.
+        List<SemaphoreListener> onDelegate = new CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch registering = new java.util.concurrent.CountDownLatch(1);
+        RedisSemaphore slow = (RedisSemaphore) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] { RedisSemaphore.class }, (proxy, method, args) -> {
+                    switch (method.getName()) {
+                        case "addListener" -> {
+                            registering.countDown();
+                            Thread.sleep(200);
+                            onDelegate.add((SemaphoreListener) args[0]);
+                            return null;
+                        }
+                        case "tryAcquire" -> {
+                            onDelegate.forEach(l -> l.acquired((Semaphore) proxy, (Long) args[0], 0));
+                            return Optional.empty();
+                        }
+                        case "name" -> {
+                            return "slow";
+                        }
+                        default -> throw new UnsupportedOperationException(method.getName());
+                    }
+                });
+        DeferredRedisSemaphore handle = new DeferredRedisSemaphore("slow", 5, RedisSemaphore.DEFAULT_LEASE);
+        Recorder recorder = new Recorder(handle);
+        handle.addListener(recorder);
+        Thread opener = Thread.ofVirtual().start(() -> handle.open(slow));
+        registering.await();
+        try {
+            handle.tryAcquire(1);
+        } catch (RedisSemaphoreException notOpenYet) {
+            // refused: its rejected event is recorded below
+        }
+        opener.join(5_000);
+        assertThat(recorder.events).hasSize(1).first().isIn("rejected 1 UNAVAILABLE", "acquired 1");
+    }
+
+    @Test
     void openActionsRunOnceInOrderAndAtOnceAfterTheOpen() {
         DeferredRedisSemaphore handle = new DeferredRedisSemaphore("deferred-d", 1, RedisSemaphore.DEFAULT_LEASE);
         List<String> ran = new ArrayList<>();
@@ -189,13 +228,13 @@ class DeferredRedisSemaphoreTest {
             late.stop();
             AtomicInteger connects = new AtomicInteger();
             AtomicInteger builds = new AtomicInteger();
-            RedisConnector connector = new RedisConnector(() -> null, late.uri(), uri -> {
+            RedisConnector connector = new RedisConnector(null, late.uri(), uri -> {
                 connects.incrementAndGet();
                 return RedisSemaphores.connect(uri);
             }, false);
             try (connector) {
                 List<DeferredRedisSemaphore> handles = new ArrayList<>();
-                for (String name : List.of("late-a", "late-b")) {
+                for (String name : List.of("late-a", "late-b", "late-c", "late-d")) {
                     DeferredRedisSemaphore h = new DeferredRedisSemaphore(name, 2, RedisSemaphore.DEFAULT_LEASE);
                     handles.add(h);
                     connector.open(new RedisConnector.Opening(h, c -> {
@@ -203,7 +242,10 @@ class DeferredRedisSemaphoreTest {
                         return c.semaphore(name).permits(2).build();
                     }));
                 }
-                assertThat(connector.pending()).containsExactly("late-a", "late-b");
+                // One connect at startup, not one per semaphore: each may take the connect timeout.
+                assertThat(connects.get()).isLessThanOrEqualTo(2);
+                assertThat(connector.pending()).containsExactly("late-a", "late-b", "late-c", "late-d");
+                assertThatThrownBy(() -> handles.get(3).tryAcquire(1)).hasMessageContaining("cannot connect to Redis");
                 assertThat(handles).noneMatch(DeferredRedisSemaphore::isOpen);
                 assertThatThrownBy(() -> handles.get(0).tryAcquire(1)).hasMessageContaining("cannot connect to Redis");
 
@@ -214,7 +256,7 @@ class DeferredRedisSemaphoreTest {
                 }
                 assertThat(connector.pending()).isEmpty();
                 assertThat(handles).allMatch(DeferredRedisSemaphore::isOpen);
-                assertThat(builds.get()).isEqualTo(2); // a build is tried only once connected, and each succeeds once
+                assertThat(builds.get()).isEqualTo(4); // a build is tried only once connected, and each succeeds once
                 try (Permit p = handles.get(1).tryAcquire(2).orElseThrow()) {
                     assertThat(p.permits()).isEqualTo(2);
                 }
@@ -225,7 +267,7 @@ class DeferredRedisSemaphoreTest {
 
     @Test
     void withFailFastTheConnectorThrowsAndKeepsNothingPending() throws Exception {
-        RedisConnector connector = new RedisConnector(() -> null, "redis://127.0.0.1:1?timeout=1s",
+        RedisConnector connector = new RedisConnector(null, "redis://127.0.0.1:1?timeout=1s",
                 RedisSemaphores::connect, true);
         try (connector) {
             DeferredRedisSemaphore h = new DeferredRedisSemaphore("never", 1, RedisSemaphore.DEFAULT_LEASE);

@@ -78,6 +78,18 @@ class ExcludePathsTest {
     }
 
     @Test
+    void underASpringMvcServletPathTheActuatorIsStillNeverLimited() {
+        try (ConfigurableApplicationContext app = start("spring.mvc.servlet.path=/app")) {
+            Http http = http(app);
+            Semaphore inbound = app.getBean(SemaphoreRegistry.class).get("inbound");
+            try (Permit all = inbound.tryAcquire(inbound.permits()).orElseThrow()) {
+                assertThat(http.get("/app/actuator/health/liveness").statusCode()).isEqualTo(200);
+                assertThat(http.get("/app/open/quick").statusCode()).isEqualTo(503);
+            }
+        }
+    }
+
+    @Test
     void anEmptyExcludePathsLimitsTheActuatorToo() {
         try (ConfigurableApplicationContext app = start("sema.web.exclude-paths=")) {
             Http http = http(app);
@@ -112,6 +124,9 @@ class ExcludePathsTest {
                 .withProperty("management.server.port", "8080"))).containsExactly("/actuator", "/actuator/**");
         assertThat(SemaWebAutoConfiguration.actuatorPaths(new MockEnvironment()
                 .withProperty("management.endpoints.web.base-path", "/"))).isEmpty();
+        assertThat(SemaWebAutoConfiguration.actuatorPaths(new MockEnvironment()
+                .withProperty("spring.mvc.servlet.path", "/app/"))).containsExactly("/app/actuator",
+                        "/app/actuator/**");
     }
 
     /** The web tests' application (profile it), with sema.web over every path, and {@code more}. */

@@ -213,6 +213,72 @@ class FallbackTest {
         });
     }
 
+    /** One annotated method inherited by two beans, each with a fallback of its own. */
+    abstract static class Base {
+        @WithPermits(value = "one", timeout = "0", fallback = "fallback")
+        public String quote() {
+            return "live";
+        }
+
+        abstract String fallback();
+    }
+
+    static class First extends Base {
+        @Override
+        String fallback() {
+            return "first";
+        }
+    }
+
+    static class Second extends Base {
+        @Override
+        String fallback() {
+            return "second";
+        }
+    }
+
+    @Test
+    void twoBeansThatInheritOneAnnotatedMethodEachCallTheirOwnFallback() {
+        runner.withBean(First.class).withBean(Second.class).run(context -> {
+            Semaphore one = context.getBean(SemaphoreRegistry.class).get("one");
+            try (Permit held = one.acquire()) {
+                assertThat(context.getBean(First.class).quote()).isEqualTo("first");
+                assertThat(context.getBean(Second.class).quote()).isEqualTo("second");
+            }
+        });
+    }
+
+    static class TimedAsync {
+        volatile Thread fallbackThread;
+
+        @WithPermits(value = "one", timeout = "20ms", fallback = "cached")
+        public CompletableFuture<String> quote() {
+            return CompletableFuture.completedFuture("live");
+        }
+
+        String cached() {
+            fallbackThread = Thread.currentThread();
+            return "cached";
+        }
+
+        /** Read through the proxy, which calls the bean's own. */
+        public Thread fallbackThread() {
+            return fallbackThread;
+        }
+    }
+
+    @Test
+    void aFallbackAfterAnAsynchronousWaitRunsOnAVirtualThreadNotTheOneThatEndedTheWait() {
+        runner.withBean(TimedAsync.class).run(context -> {
+            TimedAsync bean = context.getBean(TimedAsync.class);
+            try (Permit held = context.getBean(SemaphoreRegistry.class).get("one").acquire()) {
+                assertThat(bean.quote().get(5, TimeUnit.SECONDS)).isEqualTo("cached");
+            }
+            assertThat(bean.fallbackThread().isVirtual()).isTrue();
+            assertThat(bean.fallbackThread().getName()).isEqualTo("sema-fallback");
+        });
+    }
+
     // ---------------------------------------------------------------- misfits stop the start
 
     static class NoSuchFallback {

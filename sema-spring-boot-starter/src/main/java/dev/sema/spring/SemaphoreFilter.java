@@ -11,7 +11,6 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import org.springframework.util.AntPathMatcher;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.UrlPathHelper;
 
@@ -34,7 +33,8 @@ final class SemaphoreFilter extends OncePerRequestFilter {
     private final Semaphore semaphore;
     private final List<String> patterns;
     private final List<String> excluded;
-    private final AntPathMatcher matcher = new AntPathMatcher();
+    private final PathRules limited;
+    private final PathRules bypassed;
     private final Duration maxWait;
     private final String retryAfter;
 
@@ -43,6 +43,8 @@ final class SemaphoreFilter extends OncePerRequestFilter {
         this.semaphore = semaphore;
         this.patterns = List.copyOf(patterns);
         this.excluded = List.copyOf(excluded);
+        this.limited = new PathRules(this.patterns);
+        this.bypassed = new PathRules(this.excluded);
         this.maxWait = maxWait;
         this.retryAfter = Long.toString(Durations.secondsUp(retryAfter));
     }
@@ -50,17 +52,7 @@ final class SemaphoreFilter extends OncePerRequestFilter {
     @Override
     protected boolean shouldNotFilter(HttpServletRequest request) {
         String path = PATHS.getPathWithinApplication(request);
-        for (String pattern : excluded) {
-            if (matcher.match(pattern, path)) {
-                return true;
-            }
-        }
-        for (String pattern : patterns) {
-            if (matcher.match(pattern, path)) {
-                return false;
-            }
-        }
-        return true;
+        return bypassed.matchesAny(path) || !limited.matchesAny(path);
     }
 
     @Override

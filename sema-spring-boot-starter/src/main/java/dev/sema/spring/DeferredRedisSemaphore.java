@@ -159,9 +159,7 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
     private RedisSemaphoreException refused(String what, long permits) {
         Checks.request(permits, maxPermits, name);
         RedisSemaphoreException failure = notOpen(what);
-        for (SemaphoreListener l : listeners) {
-            call(l, () -> l.rejected(this, permits, Rejection.UNAVAILABLE, 0));
-        }
+        tell(l -> l.rejected(this, permits, Rejection.UNAVAILABLE, 0));
         return failure;
     }
 
@@ -335,13 +333,16 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
         return listeners.remove(listener);
     }
 
-    private void call(SemaphoreListener l, Runnable event) {
-        try {
-            event.run();
-        } catch (RuntimeException e) {
-            if (complained.add(l)) {
-                LOG.log(System.Logger.Level.WARNING, "listener " + l + " of semaphore '" + name + "' threw; it is"
-                        + " told of later events all the same (this is logged once per listener)", e);
+    /** Tells every listener of this handle, in the order added; one that throws is logged once and stops no other. */
+    private void tell(Consumer<SemaphoreListener> event) {
+        for (SemaphoreListener l : listeners) {
+            try {
+                event.accept(l);
+            } catch (RuntimeException e) {
+                if (complained.add(l)) {
+                    LOG.log(System.Logger.Level.WARNING, "listener " + l + " of semaphore '" + name + "' threw; it is"
+                            + " told of later events all the same (this is logged once per listener)", e);
+                }
             }
         }
     }
@@ -350,44 +351,32 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
     private final class Forwarder implements SemaphoreListener {
         @Override
         public void acquired(Semaphore s, long permits, long waitNanos) {
-            for (SemaphoreListener l : listeners) {
-                call(l, () -> l.acquired(DeferredRedisSemaphore.this, permits, waitNanos));
-            }
+            tell(l -> l.acquired(DeferredRedisSemaphore.this, permits, waitNanos));
         }
 
         @Override
         public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
-            for (SemaphoreListener l : listeners) {
-                call(l, () -> l.rejected(DeferredRedisSemaphore.this, permits, why, waitNanos));
-            }
+            tell(l -> l.rejected(DeferredRedisSemaphore.this, permits, why, waitNanos));
         }
 
         @Override
         public void released(Semaphore s, long permits, long heldNanos) {
-            for (SemaphoreListener l : listeners) {
-                call(l, () -> l.released(DeferredRedisSemaphore.this, permits, heldNanos));
-            }
+            tell(l -> l.released(DeferredRedisSemaphore.this, permits, heldNanos));
         }
 
         @Override
         public void leaked(Semaphore s, long permits) {
-            for (SemaphoreListener l : listeners) {
-                call(l, () -> l.leaked(DeferredRedisSemaphore.this, permits));
-            }
+            tell(l -> l.leaked(DeferredRedisSemaphore.this, permits));
         }
 
         @Override
         public void limitChanged(Semaphore s, long oldLimit, long newLimit) {
-            for (SemaphoreListener l : listeners) {
-                call(l, () -> l.limitChanged(DeferredRedisSemaphore.this, oldLimit, newLimit));
-            }
+            tell(l -> l.limitChanged(DeferredRedisSemaphore.this, oldLimit, newLimit));
         }
 
         @Override
         public void closed(Semaphore s) {
-            for (SemaphoreListener l : listeners) {
-                call(l, () -> l.closed(DeferredRedisSemaphore.this));
-            }
+            tell(l -> l.closed(DeferredRedisSemaphore.this));
         }
     }
 

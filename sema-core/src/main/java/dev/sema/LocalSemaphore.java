@@ -5,12 +5,15 @@ import dev.sema.internal.Checks;
 import dev.sema.internal.Failures;
 import dev.sema.internal.Listeners;
 import dev.sema.internal.Outcome;
+import dev.sema.internal.PartitionSpec;
+import dev.sema.internal.Partitioned;
 import dev.sema.internal.StateSource;
 import dev.sema.internal.Timeouts;
 import dev.sema.internal.WaitEvent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -24,7 +27,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The in-process {@link Semaphore}: one CAS on one state word when uncontended, a FIFO queue under a
  * lock otherwise. The contract is on {@link Semaphore}; this class adds no public API.
  */
-final class LocalSemaphore extends AbstractSemaphore implements StateSource {
+final class LocalSemaphore extends AbstractSemaphore implements StateSource, Partitioned {
 
     /*
      * Implementation overview
@@ -137,7 +140,12 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     private final long ceiling;
     private final Fairness fairness;
     private final long fastMask;
-    private final ReentrantLock lock = new ReentrantLock();
+    /** Its own, or for a partition its parent's (P0). */
+    private final ReentrantLock lock;
+    /** Null unless partitioned: the partitions this semaphore is the parent of, or one of (see Partitions). */
+    final Partitions group;
+    /** Its place in {@link #group}, in priority order (the parent's own requests last); -1 without a group. */
+    final int slot;
     /** Null when leak detection is off, so the fast path pays one test of a final field. */
     private final LeakDetection leakDetection;
     private final AtomicLong leaked = new AtomicLong();
@@ -173,13 +181,37 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     }
 
     LocalSemaphore(String name, long permits, long ceiling, Fairness fairness, LeakDetection leakDetection) {
+        this(name, permits, ceiling, fairness, leakDetection, null);
+    }
+
+    /** A semaphore, partitioned when {@code partitions} is not null (FIFO only, checked by the builder). */
+    @SuppressWarnings("this-escape") // Partitions keeps the parent to serve it, and makes the views
+    LocalSemaphore(String name, long permits, long ceiling, Fairness fairness, LeakDetection leakDetection,
+            PartitionSpec partitions) {
         super(name);
         this.leakDetection = leakDetection == LeakDetection.OFF ? null : leakDetection;
         this.ceiling = ceiling;
         this.fairness = fairness;
         this.fastMask = fairness == Fairness.FIFO ? (CLOSED | QUEUED | IDLE) : (CLOSED | IDLE);
+        this.lock = new ReentrantLock();
         this.limit = permits;
-        this.state = permits << SHIFT;
+        this.slot = partitions == null ? -1 : partitions.size();
+        // P0: QUEUED stays set on a partitioned semaphore, so that every acquire and release takes the lock
+        this.state = (permits << SHIFT) | (partitions == null ? 0 : QUEUED);
+        this.group = partitions == null ? null : new Partitions(this, partitions);
+    }
+
+    /** A partition's view (P0): the parent's lock, listeners and ceiling; nothing available of its own. */
+    LocalSemaphore(LocalSemaphore parent, Partitions group, int slot, String name) {
+        super(name, parent.listeners);
+        this.leakDetection = parent.leakDetection;
+        this.ceiling = parent.ceiling;
+        this.fairness = Fairness.FIFO;
+        this.fastMask = CLOSED | QUEUED | IDLE;
+        this.lock = parent.lock;
+        this.group = group;
+        this.slot = slot;
+        this.state = QUEUED;
     }
 
     static String generatedName() {
@@ -302,6 +334,9 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     @Override
     public Permit drainPermits() {
+        if (group != null) {
+            return drainPartitioned();
+        }
         for (;;) {
             long s = state;
             if ((s & CLOSED) != 0) {
@@ -332,6 +367,9 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 return Optional.of(granted(0));
             }
             if ((s & fastMask) != 0 || available(s) < permits) {
+                if (group != null) {
+                    return tryAcquirePartitioned(permits); // P0: always here
+                }
                 ended(Outcome.UNAVAILABLE, permits);
                 return Optional.empty();
             }
@@ -394,6 +432,9 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         // head was just found not to fit.
         lock.lock();
         try {
+            if (group != null) {
+                return admitPartitionedLocked(permits, mayQueue, waiter);
+            }
             for (;;) {
                 long s = state;
                 if ((s & CLOSED) != 0) {
@@ -672,6 +713,13 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         // Like takeOrEnqueue: an idle waiter queued at the head has just been found not to fit (I3).
         lock.lock();
         try {
+            if (group != null) {
+                if (head == null && group.idleLocked(slot)) {
+                    return false;
+                }
+                link(w); // P0: no flag to set
+                return true;
+            }
             for (;;) {
                 long s = state;
                 if (head == null && limit - available(s) == 0) {
@@ -720,6 +768,10 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     /** Keeps a forgotten Permit's permits consumed: limit and held both drop (I1), limit not below 0. */
     void forget(long permits) {
+        if (group != null) {
+            forgetPartitioned(permits);
+            return;
+        }
         Waiter done;
         long oldLimit;
         long newLimit;
@@ -785,6 +837,10 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      * permits (>= 0) were released in this section and are not yet in {@code state}.
      */
     private void serveLocked(long handed) {
+        if (group != null) {
+            group.serveLocked(this, handed);
+            return;
+        }
         long left = handed;
         do {
             left = serveHeadsLocked(left);
@@ -863,7 +919,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     }
 
     /** Appends a decided, unlinked waiter to the done chain (I6). */
-    private void decidedLocked(Waiter w) {
+    void decidedLocked(Waiter w) {
         if (doneLast == null) {
             doneFirst = w;
         } else {
@@ -1009,6 +1065,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     @Override
     public void setPermits(long newLimit) {
+        notAPartition("setPermits(" + newLimit + ")");
         Checks.limit(newLimit, ceiling, name);
         long old;
         Waiter done;
@@ -1026,6 +1083,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     @Override
     public long addPermits(long n) {
+        notAPartition("addPermits(" + n + ")");
         Checks.nonNegative("addPermits: n", n);
         long old;
         long added;
@@ -1046,6 +1104,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     @Override
     public long reducePermits(long n) {
+        notAPartition("reducePermits(" + n + ")");
         Checks.nonNegative("reducePermits: n", n);
         long old;
         long removed;
@@ -1066,6 +1125,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     @Override
     protected void closeWith(Throwable cause) {
+        notAPartition("close()");
         boolean first = false;
         lock.lock();
         try {
@@ -1091,6 +1151,9 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
                 }
                 w = next;
             }
+            if (group != null) {
+                group.closeLocked(cause);
+            }
             // an idle waiter may now be at the head with nothing held: unlockServing grants it
         } finally {
             unlockServing();
@@ -1113,7 +1176,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     @Override
     public long permits() {
-        return limit;
+        return group == null ? limit : group.parent.limit;
     }
 
     @Override
@@ -1123,18 +1186,37 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
 
     @Override
     public long availablePermits() {
-        return available(state);
+        return group == null || group.parent == this ? available(state) : group.available(slot);
     }
 
     @Override
     public int queueLength() {
-        return queued;
+        return group == null || group.parent != this ? queued : group.queued();
     }
 
     @Override
     public State state() {
         long s = state;
-        return new State(limit, ceiling, available(s), queued, (s & CLOSED) != 0, false);
+        if (group == null) {
+            return new State(limit, ceiling, available(s), queued, (s & CLOSED) != 0, false);
+        }
+        return new State(permits(), ceiling, availablePermits(), queueLength(), (s & CLOSED) != 0, false);
+    }
+
+    @Override
+    public Semaphore partition(String name) {
+        Objects.requireNonNull(name, "name");
+        if (group == null || group.parent != this) {
+            throw new IllegalArgumentException("semaphore '" + this.name + "' has no partition '" + name + "'; "
+                    + (group == null ? "it has no partitions" : "it is a partition of semaphore '"
+                            + group.parent.name + "'"));
+        }
+        return group.view(name);
+    }
+
+    @Override
+    public List<String> partitionNames() {
+        return group == null || group.parent != this ? List.of() : group.spec.names();
     }
 
     @Override
@@ -1145,8 +1227,157 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
     @Override
     public String toString() {
         long s = state;
-        return "Semaphore[name=" + name + ", permits=" + limit + ", available=" + available(s)
-                + ", queued=" + queued + ", closed=" + ((s & CLOSED) != 0) + "]";
+        return "Semaphore[name=" + name + ", permits=" + permits() + ", available=" + availablePermits()
+                + ", queued=" + queueLength() + ", closed=" + ((s & CLOSED) != 0) + "]";
+    }
+
+    // ---------------------------------------------------------------- partitions (P rules: see Partitions)
+
+    /** A partitioned tryAcquire: granted exactly when the request would be served now (P5). */
+    private Optional<Permit> tryAcquirePartitioned(long permits) {
+        switch (takeOrEnqueue(permits, false, null)) {
+            case TAKEN:
+                return Optional.of(granted(permits));
+            case CLOSED:
+                ended(Outcome.CLOSED, permits);
+                throw closedFailure("tryAcquire(" + permits + ")");
+            default:
+                ended(Outcome.UNAVAILABLE, permits);
+                return Optional.empty();
+        }
+    }
+
+    /** {@link #takeOrEnqueue} for a partitioned semaphore: its own queue first (FIFO), then the group's rules. */
+    private Admission admitPartitionedLocked(long permits, boolean mayQueue, Waiter waiter) {
+        if ((state & CLOSED) != 0) {
+            return Admission.CLOSED;
+        }
+        if (permits == 0) {
+            return Admission.TAKEN;
+        }
+        if (head == null && group.takeLocked(slot, permits)) {
+            return Admission.TAKEN;
+        }
+        if (!mayQueue) {
+            return Admission.REFUSED;
+        }
+        link(waiter); // P0: QUEUED is set already
+        return Admission.QUEUED;
+    }
+
+    /** A partitioned drain: what a request of this partition (or of none) could take now. */
+    private Permit drainPartitioned() {
+        long n;
+        lock.lock();
+        try {
+            if ((state & CLOSED) != 0) {
+                n = -1;
+            } else {
+                n = head == null ? group.capacityLocked(slot) : 0;
+                if (n > 0 && !group.takeLocked(slot, n)) {
+                    throw new AssertionError("a capacity that could not be taken");
+                }
+            }
+        } finally {
+            lock.unlock(); // took permits, added none, removed no waiter: nothing to serve
+        }
+        if (n < 0) {
+            ended(Outcome.CLOSED, 0);
+            throw closedFailure("drainPermits()");
+        }
+        return granted(n);
+    }
+
+    /** {@link #forget} on a partitioned semaphore: the parent's limit and this partition's holding both drop. */
+    private void forgetPartitioned(long permits) {
+        LocalSemaphore parent = group.parent;
+        long oldLimit;
+        long newLimit;
+        Waiter done;
+        lock.lock();
+        try {
+            oldLimit = parent.limit;
+            newLimit = Math.max(0, oldLimit - permits);
+            parent.limit = newLimit;
+            group.forgotLocked(slot, permits, newLimit - oldLimit + permits);
+        } finally {
+            done = unlockServed();
+        }
+        parent.listeners.limitChanged(oldLimit, newLimit); // before the grants it made are told
+        finish(done);
+    }
+
+    /** Resizing and closing belong to the parent (API.md §11a). */
+    private void notAPartition(String what) {
+        if (group != null && group.parent != this) {
+            throw new UnsupportedOperationException(what + " on partition '" + name + "': resize or close its "
+                    + "parent, semaphore '" + group.parent.name + "'");
+        }
+    }
+
+    /** A view's close, by its parent's (lock held): fails its waiters onto {@code section}'s done chain. */
+    void closeAsPartitionLocked(Throwable cause, LocalSemaphore section) {
+        for (;;) {
+            long s = state;
+            if ((s & CLOSED) != 0) {
+                return;
+            }
+            keepCloseCause(cause); // before the CAS that closes (A2)
+            if (casState(s, s | CLOSED)) {
+                break;
+            }
+        }
+        for (Waiter w = head; w != null; ) {
+            Waiter next = w.next;
+            if (!w.idle) {
+                boolean fail = w.casStatus(Waiter.WAITING, Waiter.CLOSED);
+                unlink(w);
+                if (fail) {
+                    section.decidedLocked(w);
+                }
+            }
+            w = next;
+        }
+    }
+
+    /** The state word, for Partitions. */
+    long stateWord() {
+        return state;
+    }
+
+    @Override
+    public List<PartitionState> partitionStates() {
+        return group == null || group.parent != this ? List.of() : group.partitionStates();
+    }
+
+    /** The first queued waiter (lock held), for Partitions. */
+    Waiter headLocked() {
+        return head;
+    }
+
+    /** Removes a queued waiter (lock held), for Partitions. */
+    void unlinkLocked(Waiter w) {
+        unlink(w);
+    }
+
+    /** Adds {@code delta} (may be negative) to the parent's available permits (lock held), for Partitions. */
+    void addAvailableLocked(long delta) {
+        addAvailable(delta);
+    }
+
+    /** The limit, for Partitions (the parent's). */
+    long limitLocked() {
+        return limit;
+    }
+
+    /** Its own queue's length, for Partitions. */
+    int ownQueueLength() {
+        return queued;
+    }
+
+    /** The lock (shared by a parent and its partitions), for Partitions. */
+    ReentrantLock lock() {
+        return lock;
     }
 
     private void checkRequest(long permits) {
@@ -1164,6 +1395,10 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
      * @throws AssertionError naming the broken invariant
      */
     void checkInvariants() {
+        if (group != null) {
+            group.checkInvariants();
+            return;
+        }
         lock.lock();
         try {
             long s = state;
@@ -1172,23 +1407,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
             long held = lim - avail;
             check(lim >= 0 && lim <= ceiling, "I1: limit " + lim + " outside 0.." + ceiling);
             check(held >= 0, "I1: held " + held + " < 0 (available " + avail + ", limit " + lim + ")");
-            int count = 0;
-            int idle = 0;
-            Waiter prev = null;
-            for (Waiter w = head; w != null; w = w.next) {
-                check(w.prev == prev, "queue: broken prev link");
-                check(w.linked, "queue: linked waiter not marked linked");
-                check(w.nextDone == null, "I6: a queued waiter is on the done chain");
-                count++;
-                if (w.idle) {
-                    idle++;
-                }
-                prev = w;
-            }
-            check(prev == tail, "queue: tail is not the last waiter");
-            check(doneFirst == null && doneLast == null, "I6: the done chain is not empty with the lock free");
-            check(count == queued, "queue: queueLength " + queued + " but " + count + " linked");
-            check(idle == idleWaiters, "queue: idle count " + idleWaiters + " but " + idle + " linked");
+            int idle = checkQueueLocked();
             check(((s & QUEUED) != 0) == (head != null), "I2: QUEUED flag disagrees with the queue");
             check(((s & IDLE) != 0) == (idle > 0), "I2: IDLE flag disagrees with the queue");
             check((s & HEAD_WOKEN) == 0 || (head != null && head.woken),
@@ -1200,6 +1419,32 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Checks the queue's links and counts and that the done chain is empty (I6), at quiescence.
+     *
+     * @return how many idle waiters are queued
+     */
+    int checkQueueLocked() {
+        int count = 0;
+        int idle = 0;
+        Waiter prev = null;
+        for (Waiter w = head; w != null; w = w.next) {
+            check(w.prev == prev, "queue: broken prev link");
+            check(w.linked, "queue: linked waiter not marked linked");
+            check(w.nextDone == null, "I6: a queued waiter is on the done chain");
+            count++;
+            if (w.idle) {
+                idle++;
+            }
+            prev = w;
+        }
+        check(prev == tail, "queue: tail is not the last waiter");
+        check(doneFirst == null && doneLast == null, "I6: the done chain is not empty with the lock free");
+        check(count == queued, "queue: queueLength " + queued + " but " + count + " linked");
+        check(idle == idleWaiters, "queue: idle count " + idleWaiters + " but " + idle + " linked");
+        return idle;
     }
 
     private static void check(boolean ok, String message) {

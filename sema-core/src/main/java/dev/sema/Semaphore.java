@@ -1,8 +1,10 @@
 package dev.sema;
 
 import dev.sema.internal.Checks;
+import dev.sema.internal.PartitionSpec;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -447,8 +449,35 @@ public interface Semaphore {
     String name();
 
     /**
+     * Returns a view of one partition of this semaphore (API.md §11a): the same limit, with the partition's
+     * guarantee, priority and FIFO queue. Its requests take their permits from this semaphore; its
+     * {@code availablePermits()} is what a request of the partition could take now, its
+     * {@code queueLength()} its own queue, its name {@code "parent/partition"}. It cannot be resized or
+     * closed ({@link UnsupportedOperationException}); closing this semaphore closes it.
+     *
+     * @param name a partition declared with {@link Builder#partition}
+     * @return the view, the same object for every call
+     * @throws IllegalArgumentException if this semaphore has no partition of that name, naming those it has
+     * @throws NullPointerException if {@code name} is {@code null}
+     */
+    default Semaphore partition(String name) {
+        Objects.requireNonNull(name, "name");
+        throw new IllegalArgumentException("semaphore '" + name() + "' has no partition '" + name
+                + "'; it has no partitions");
+    }
+
+    /**
+     * Returns the names of this semaphore's partitions, in priority order (first = highest).
+     *
+     * @return an unmodifiable list, empty when it has none
+     */
+    default List<String> partitionNames() {
+        return List.of();
+    }
+
+    /**
      * Builds a local {@link Semaphore}. Each setter checks its own argument at once; {@link #build()}
-     * checks that the limit does not exceed the ceiling.
+     * checks that the limit does not exceed the ceiling, and the partitions together.
      */
     final class Builder {
         private long permits;
@@ -459,6 +488,8 @@ public interface Semaphore {
         private long refillPermits;
         private Duration refillPeriod;
         private final java.util.List<SemaphoreListener> listeners = new java.util.ArrayList<>();
+        private final java.util.List<String> partitionNames = new java.util.ArrayList<>();
+        private final java.util.List<Double> partitionShares = new java.util.ArrayList<>();
 
         Builder() {
         }
@@ -580,15 +611,53 @@ public interface Semaphore {
         }
 
         /**
+         * Declares a partition (API.md §11a); repeatable, and the order of declaration is the priority
+         * (first = highest). A partition is guaranteed {@code floor(share × limit)} permits whenever its
+         * requests wait, is served before requests of lower partitions beyond their guarantees, and may use
+         * whatever nobody with precedence waits for. Get its view with {@link Semaphore#partition(String)}.
+         * The names and shares are checked together by {@link #build()}.
+         *
+         * {@snippet :
+         * Semaphore api = Semaphore.builder().name("api").permits(100)
+         *         .partition("checkout", 0.6)
+         *         .partition("browse", 0.3)
+         *         .partition("batch", 0.1)
+         *         .build();
+         * try (Permit p = api.partition("batch").acquire()) { ... }
+         * }
+         *
+         * @param name a non-empty name, unique within the semaphore
+         * @param share in {@code (0, 1]}; all shares add up to at most 1
+         * @return this builder
+         * @throws NullPointerException if {@code name} is {@code null}
+         */
+        public Builder partition(String name, double share) {
+            partitionNames.add(Objects.requireNonNull(name, "name"));
+            partitionShares.add(share);
+            return this;
+        }
+
+        /**
          * Builds the semaphore.
          *
          * @return a new semaphore
-         * @throws IllegalArgumentException if the limit exceeds the ceiling
+         * @throws IllegalArgumentException if the limit exceeds the ceiling; if a partition's name is empty or
+         *     declared twice, its share is not in {@code (0, 1]}, or the shares add up to more than 1 (naming
+         *     the partition and the numbers); if partitions are declared with {@link Fairness#BARGING}
          */
         public Semaphore build() {
             long ceiling = Checks.ceiling(permits, maxPermits);
-            LocalSemaphore semaphore = new LocalSemaphore(name == null ? LocalSemaphore.generatedName() : name,
-                    permits, ceiling, fairness, leakDetection);
+            String named = name == null ? LocalSemaphore.generatedName() : name;
+            PartitionSpec partitions = null;
+            if (!partitionNames.isEmpty()) {
+                partitions = PartitionSpec.of(named, partitionNames, partitionShares);
+                if (fairness != Fairness.FIFO) {
+                    throw new IllegalArgumentException("semaphore '" + named + "' has partitions " + partitionNames
+                            + ", which need FIFO fairness, not " + fairness);
+                }
+            }
+            LocalSemaphore semaphore = new LocalSemaphore(named, permits, ceiling, fairness, leakDetection,
+                    partitions);
             for (SemaphoreListener l : listeners) {
                 semaphore.addListener(l);
             }

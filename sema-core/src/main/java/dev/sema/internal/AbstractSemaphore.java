@@ -39,6 +39,18 @@ public abstract class AbstractSemaphore implements Semaphore {
         this.listeners = new Listeners(this);
     }
 
+    /**
+     * For the engines: a partition, whose listeners are its parent's (see {@link Listeners}, R4).
+     *
+     * @param name the partition's name
+     * @param parent the parent's listeners
+     */
+    @SuppressWarnings("this-escape") // Listeners only keeps the reference, to pass it to the listeners later
+    protected AbstractSemaphore(String name, Listeners parent) {
+        this.name = name;
+        this.listeners = new Listeners(this, parent);
+    }
+
     @Override
     public final String name() {
         return name;

@@ -23,6 +23,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *     is logged once ({@code WARNING}) and never stops the others or reaches the caller.</li>
  * <li>R3: the array is replaced, never changed in place (copy on write, by CAS), so a report runs over
  *     the listeners registered when it started.</li>
+ * <li>R4: the listeners of a partition (API.md §11a) are its parent's: a partition's Listeners reports to
+ *     the parent's array, with the partition as the semaphore, and takes no registrations of its own. The
+ *     parent hands each new array to its partitions under its monitor, after its own CAS, so a partition
+ *     never keeps an array older than the parent's once a registration returns.</li>
  * </ul>
  */
 public final class Listeners {
@@ -41,8 +45,12 @@ public final class Listeners {
     private static final Rejection[] REJECTIONS = rejections();
 
     private final Semaphore semaphore;
-    /** Null while none is registered (R1); replaced by CAS (R3). */
+    /** Null while none is registered (R1); replaced by CAS (R3), or by the parent's hand-over (R4). */
     private volatile SemaphoreListener[] all;
+    /** The parent's, for a partition (R4); null otherwise. */
+    private final Listeners parent;
+    /** A parent's partitions, to hand each new array to (R4); empty otherwise. Guarded by this. */
+    private Listeners[] partitions = new Listeners[0];
     /** Listeners that threw and were logged once (R2). */
     private final Set<SemaphoreListener> reported = ConcurrentHashMap.newKeySet();
 
@@ -53,6 +61,25 @@ public final class Listeners {
      */
     public Listeners(Semaphore semaphore) {
         this.semaphore = semaphore;
+        this.parent = null;
+    }
+
+    /**
+     * The listeners of a partition: its parent's (R4).
+     *
+     * @param partition passed to every call
+     * @param parent the parent's listeners
+     */
+    public Listeners(Semaphore partition, Listeners parent) {
+        this.semaphore = partition;
+        this.parent = Objects.requireNonNull(parent, "parent");
+        synchronized (parent) {
+            Listeners[] now = parent.partitions;
+            Listeners[] next = Arrays.copyOf(now, now.length + 1);
+            next[now.length] = this;
+            parent.partitions = next;
+            this.all = parent.all;
+        }
     }
 
     /**
@@ -71,13 +98,33 @@ public final class Listeners {
      */
     public void add(SemaphoreListener listener) {
         Objects.requireNonNull(listener, "listener");
+        ownRegistrations();
         for (;;) {
             SemaphoreListener[] now = all;
             SemaphoreListener[] next = now == null ? new SemaphoreListener[] {listener}
                     : Arrays.copyOf(now, now.length + 1);
             next[next.length - 1] = listener;
             if (ALL.compareAndSet(this, now, next)) {
+                handOver();
                 return;
+            }
+        }
+    }
+
+    /** A partition takes no registrations of its own (R4). */
+    private void ownRegistrations() {
+        if (parent != null) {
+            throw new UnsupportedOperationException("semaphore '" + semaphore.name() + "' is a partition: its "
+                    + "listeners are those of semaphore '" + parent.semaphore.name() + "', which see its events "
+                    + "with it as the semaphore; register there");
+        }
+    }
+
+    /** Gives the partitions the array now registered (R4). */
+    private void handOver() {
+        synchronized (this) {
+            for (Listeners p : partitions) {
+                p.all = all;
             }
         }
     }
@@ -90,6 +137,7 @@ public final class Listeners {
      */
     public boolean remove(SemaphoreListener listener) {
         Objects.requireNonNull(listener, "listener");
+        ownRegistrations();
         for (;;) {
             SemaphoreListener[] now = all;
             int i = indexOf(now, listener);
@@ -103,6 +151,7 @@ public final class Listeners {
                 System.arraycopy(now, i + 1, next, i, now.length - i - 1);
             }
             if (ALL.compareAndSet(this, now, next)) {
+                handOver();
                 return true;
             }
         }

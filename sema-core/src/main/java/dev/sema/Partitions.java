@@ -62,6 +62,13 @@ final class Partitions {
     private long guaranteedFor = -1;
     private final ReentrantLock lock;
 
+    /**
+     * Set only by BrokenPartitionsTest, to make a deliberately broken copy of P2 (the permits owed to other
+     * waiting partitions are lent to whoever asks) and show that the model test catches it; false otherwise.
+     * A plain static read on a path that took the lock.
+     */
+    static boolean lendOwedForTests;
+
     Partitions(LocalSemaphore parent, PartitionSpec spec) {
         this.parent = parent;
         this.spec = spec;
@@ -152,7 +159,9 @@ final class Partitions {
                 own = Math.min(pool, owedLocked(i));
                 pool -= own;
             } else if (waitsForPermits(slots[i])) {
-                pool -= Math.min(pool, owedLocked(i));
+                if (!lendOwedForTests) {
+                    pool -= Math.min(pool, owedLocked(i));
+                }
                 if (i < target) {
                     higherWaits = true;
                 }

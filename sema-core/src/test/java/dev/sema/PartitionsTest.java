@@ -158,8 +158,8 @@ class PartitionsTest {
         batchHolds.release(3); // 3 free, all owed to checkout
         assertThat(owed).isNotDone();
         assertThat(batch.tryAcquire()).as("batch may not take permits owed to checkout").isEmpty();
-        assertThat(api.partition("browse").tryAcquire()).as("nor may browse").isEmpty();
-        assertThat(api.tryAcquire()).as("nor the parent's own").isEmpty();
+        assertThat(api.partition("browse").tryAcquire()).as("browse may not take permits owed to checkout").isEmpty();
+        assertThat(api.tryAcquire()).as("the parent's own requests may not take permits owed to checkout").isEmpty();
         assertThat(batch.availablePermits()).isZero();
         assertThat(checkout.availablePermits()).isEqualTo(3);
         check(api);

@@ -88,6 +88,8 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
     private static final Controlled CONTROLLED = new Controlled();
 
     private final Semaphore semaphore;
+    /** The semaphore's partitions (API.md §11a), whose events its listeners see too; usually none. */
+    private final Semaphore[] partitions;
     private final LimitControl control;
     private final long minLimit;
     private final long maxLimit;
@@ -157,6 +159,7 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
 
     private AdaptiveLimit(Builder b, Semaphore semaphore, long maxLimit, long initial) {
         this.semaphore = semaphore;
+        this.partitions = semaphore.partitionNames().stream().map(semaphore::partition).toArray(Semaphore[]::new);
         this.control = b.control();
         this.minLimit = b.minLimit;
         this.maxLimit = maxLimit;
@@ -261,7 +264,7 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
     /** Counts the grant toward the window's peak use. Not for callers. */
     @Override
     public void acquired(Semaphore s, long permits, long waitNanos) {
-        if (s != semaphore) {
+        if (s != semaphore && !isPartition(s)) {
             return;
         }
         long now = inUse.addAndGet(permits);
@@ -273,7 +276,7 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
     /** A latency sample. Not for callers. */
     @Override
     public void released(Semaphore s, long permits, long heldNanos) {
-        if (s != semaphore) {
+        if (s != semaphore && !isPartition(s)) {
             return;
         }
         inUse.addAndGet(-permits);
@@ -294,7 +297,7 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
     /** Counts leaked permits as no longer in use. Not for callers. */
     @Override
     public void leaked(Semaphore s, long permits) {
-        if (s != semaphore) {
+        if (s != semaphore && !isPartition(s)) {
             return;
         }
         inUse.addAndGet(-permits);
@@ -303,9 +306,19 @@ public final class AdaptiveLimit implements SemaphoreListener, AutoCloseable {
     /** A timeout is a drop. Not for callers. */
     @Override
     public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
-        if (s == semaphore && why == Rejection.TIMEOUT) {
+        if ((s == semaphore || isPartition(s)) && why == Rejection.TIMEOUT) {
             dropped();
         }
+    }
+
+    /** Whether an event of another semaphore is one of a partition's requests: they share the limit. */
+    private boolean isPartition(Semaphore s) {
+        for (Semaphore p : partitions) {
+            if (p == s) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Adopts a limit set by someone else. Not for callers. */

@@ -26,9 +26,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *     equals the parent's {@code limit - available} whenever the lock is free. A grant takes at most
  *     {@link #capacityLocked} permits, which never exceeds what is free.
  * <li>P2 (guarantee): a slot's guarantee is {@code floor(share × limit)} (0 for the parent's own); what it is
- *     owed is its guarantee minus what it holds, when positive. While its head waits for permits, what it is
- *     owed is earmarked for it out of the free permits (in priority order, when they do not cover
- *     everything owed), and no other slot's request takes an earmarked permit.
+ *     owed is its guarantee minus what it holds, when positive. While its head waits for no more than it is
+ *     owed, that much is earmarked for it out of the free permits (in priority order, when they do not cover
+ *     everything owed), and no other slot's request takes an earmarked permit. A head that asks for more than
+ *     it is owed earmarks nothing: it is a request beyond the guarantee (P3), served from its own owed
+ *     permits and the unclaimed ones. Earmarking what such a head cannot use would deadlock: a high head
+ *     waiting for unclaimed permits that a lower partition's earmark holds for a head the high one stops.
  * <li>P3 (priority): a request beyond its slot's guarantee takes only free permits that are earmarked for
  *     nobody, and only when no higher slot has a head waiting for permits.
  * <li>P4 (work-conserving, FIFO): a head is served as soon as it fits under P2 and P3, heads in slot order,
@@ -139,12 +142,6 @@ final class Partitions {
         return null;
     }
 
-    /** Whether the slot's first undecided waiter waits for permits (not an idle waiter). */
-    private static boolean waitsForPermits(LocalSemaphore s) {
-        Waiter w = firstWaiting(s);
-        return w != null && !w.idle;
-    }
-
     /**
      * The most a request of {@code target} at the head of its queue could be granted now (P2, P3): what it is
      * owed, out of what the higher slots' earmarks leave, plus, unless a higher slot's head waits for
@@ -158,13 +155,18 @@ final class Partitions {
             if (i == target) {
                 own = Math.min(pool, owedLocked(i));
                 pool -= own;
-            } else if (waitsForPermits(slots[i])) {
-                if (!lendOwedForTests) {
-                    pool -= Math.min(pool, owedLocked(i));
-                }
-                if (i < target) {
-                    higherWaits = true;
-                }
+                continue;
+            }
+            Waiter head = firstWaiting(slots[i]);
+            if (head == null || head.idle) {
+                continue;
+            }
+            long owed = owedLocked(i);
+            if (head.requested <= owed && !lendOwedForTests) {
+                pool -= Math.min(pool, owed); // P2: earmarked
+            }
+            if (i < target) {
+                higherWaits = true;
             }
         }
         return higherWaits ? own : own + pool;

@@ -1265,7 +1265,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
         return Admission.QUEUED;
     }
 
-    /** A partitioned drain: what a request of this partition (or of none) could take now. */
+    /** A partitioned drain: what a request of this partition (or of none) at its queue's head could take now. */
     private Permit drainPartitioned() {
         long n;
         lock.lock();
@@ -1273,7 +1273,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
             if ((state & CLOSED) != 0) {
                 n = -1;
             } else {
-                n = head == null ? group.capacityLocked(slot) : 0;
+                n = group.capacityLocked(slot); // whatever its own queue, as unpartitioned; never what is owed to others
                 if (n > 0 && !group.takeLocked(slot, n)) {
                     throw new AssertionError("a capacity that could not be taken");
                 }

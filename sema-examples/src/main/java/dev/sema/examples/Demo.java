@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Sema at work, run by {@code bin/demo}: nine parts, each doing real work with one feature and checking
+ * Sema at work, run by {@code bin/demo}: ten parts, each doing real work with one feature and checking
  * what it promised. The exit status is 0 only if every check passed.
  *
  * <ol>
@@ -23,6 +23,8 @@ import java.util.Map;
  *   <li>{@code refill} ({@link RefillPart}): credit that accrues, spent with {@code acquire(k).forget()}.
  *   <li>{@code adaptive} ({@link AdaptivePart}): an {@code AdaptiveLimit} following a partner API's
  *       changing capacity.
+ *   <li>{@code priorities} ({@link PrioritiesPart}): partitions of one limit: checkout keeps its share while
+ *       batch floods in and is shed, and batch alone may use the whole limit.
  *   <li>{@code redis} ({@link FleetPart}): several JVMs sharing one {@code RedisSemaphore}.
  *   <li>{@code spring} ({@link SpringPart}): the Spring Boot example application (sema-spring-example, in a JVM
  *       of its own) under load: the {@code sema.web} filter with an adaptive limit, {@code @WithPermits}, a limit
@@ -66,6 +68,7 @@ public final class Demo {
                 new LeakPart(LeakPart.Settings.standard(), terminal),
                 new RefillPart(RefillPart.Settings.standard(), terminal),
                 new AdaptivePart(AdaptivePart.Settings.standard(), terminal),
+                new PrioritiesPart(PrioritiesPart.Settings.standard(), terminal),
                 new FleetPart(FleetPart.Settings.standard(), terminal),
                 new SpringPart(SpringPart.Settings.standard(), terminal))) {
             parts.put(part.name(), part);

@@ -65,7 +65,46 @@ class PartsTest {
         assertThat(printed()).contains("credits spent per 20 ms");
     }
 
+    @Test
+    void prioritiesPartKeepsEveryPromise() throws Exception {
+        assertAllPass(new PrioritiesPart(PrioritiesPart.quick(), terminal).run());
+        assertThat(printed()).contains("checkout").contains("one flat semaphore");
+    }
+
     // ---------------------------------------------------------------- every check can fail
+
+    @Test
+    void prioritiesChecksFailOnBrokenNumbers() {
+        assertThat(failed(PrioritiesPart.checks(16, alone(16, 16), overload(16, 0, 5)))).isEmpty();
+        assertThat(failed(PrioritiesPart.checks(16, alone(16, 16), overload(17, 0, 5))))
+                .containsExactly("never more than the limit of 16 in flight, all partitions together");
+        assertThat(failed(PrioritiesPart.checks(16, alone(15, 15), overload(16, 0, 5))))
+                .containsExactly("batch alone used the whole limit (work-conserving)");
+        assertThat(failed(PrioritiesPart.checks(16, alone(16, 16), overload(16, 1, 5))))
+                .containsExactly("under overload checkout was never shed");
+        assertThat(failed(PrioritiesPart.checks(16, alone(16, 16), overload(16, 0, 0))))
+                .containsExactly("batch, far over its share, was the traffic shed");
+        PrioritiesPart.Phase leaked = new PrioritiesPart.Phase(overload(16, 0, 5).traffic(), 16, 15, 0);
+        assertThat(failed(PrioritiesPart.checks(16, alone(16, 16), leaked)))
+                .containsExactly("every permit came back, every queue emptied");
+    }
+
+    private static PrioritiesPart.Phase alone(int batchPeak, int peakTotal) {
+        PrioritiesPart.Traffic batch = new PrioritiesPart.Traffic("batch");
+        batch.peak.set(batchPeak);
+        batch.served.add(100);
+        return new PrioritiesPart.Phase(java.util.Map.of("batch", batch), peakTotal, 16, 0);
+    }
+
+    private static PrioritiesPart.Phase overload(int peakTotal, int checkoutShed, int batchShed) {
+        PrioritiesPart.Traffic checkout = new PrioritiesPart.Traffic("checkout");
+        checkout.served.add(100);
+        checkout.refused.add(checkoutShed);
+        PrioritiesPart.Traffic batch = new PrioritiesPart.Traffic("batch");
+        batch.served.add(10);
+        batch.refused.add(batchShed);
+        return new PrioritiesPart.Phase(java.util.Map.of("checkout", checkout, "batch", batch), peakTotal, 16, 0);
+    }
 
     @Test
     void parallelChecksFailOnBrokenNumbers() {

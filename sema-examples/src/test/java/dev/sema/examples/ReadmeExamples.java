@@ -355,4 +355,24 @@ class ReadmeExamples {
             return r;
         }
     }
+
+    void example25() throws Exception {
+        Semaphore api = Semaphore.builder().name("api").permits(100)
+                .partition("checkout", 0.6)   // declaration order is priority: checkout first
+                .partition("browse", 0.3)
+                .partition("batch", 0.1)
+                .build();
+        Semaphore batch = api.partition("batch");   // a view: the same limit, its own FIFO queue
+
+        try (Permit p = batch.acquire(1, Duration.ofMillis(50))) {   // batch gives up first under overload
+            export(p);
+        }
+    }
+
+    /** The batch export of example 25. */
+    void export(Permit p) {
+        if (p.permits() != 1) {
+            throw new AssertionError(p);
+        }
+    }
 }

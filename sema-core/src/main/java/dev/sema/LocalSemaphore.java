@@ -80,6 +80,13 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
      *      where outcomes are reported to the listeners (dev.sema.internal.Listeners states their rules:
      *      no clock is read and nothing is called while none is registered).
      *
+     * Partitions (API.md §11a) are the one concern added beside these, with rules of their own (P0-P6, in
+     * Partitions): a partitioned semaphore and each of its views keep QUEUED set for good (P0, an exception
+     * to I2), so that none of them ever takes a lock-free path, and every place that reads `available` or
+     * the queue under the lock first asks `group != null` and hands over to Partitions. I3 then reads: no
+     * head of any view fits under the partition rules. An unpartitioned semaphore pays that test of a
+     * final field only on paths that already took the lock or refused (tryAcquire, drainPermits, resizes).
+     *
      * The lock guards the queue links (head, tail, Waiter.prev/next), the done chain, idleWaiters, and
      * every write of `limit`, `queued` and the QUEUED/IDLE/CLOSED flags. `available` moves by CAS without
      * the lock on the fast paths (acquire when the mask allows, release while QUEUED is clear).

@@ -1133,31 +1133,10 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
     @Override
     protected void closeWith(Throwable cause) {
         notAPartition("close()");
-        boolean first = false;
+        boolean first;
         lock.lock();
         try {
-            for (;;) {
-                long s = state;
-                if ((s & CLOSED) != 0) {
-                    break; // closed before: its cause (or none) stays
-                }
-                keepCloseCause(cause); // before the CAS that closes: whoever sees CLOSED sees it (A2)
-                if (casState(s, s | CLOSED)) {
-                    first = true;
-                    break;
-                }
-            }
-            for (Waiter w = head; w != null; ) {
-                Waiter next = w.next;
-                if (!w.idle) {
-                    boolean fail = w.casStatus(Waiter.WAITING, Waiter.CLOSED);
-                    unlink(w);
-                    if (fail) {
-                        decidedLocked(w);
-                    }
-                }
-                w = next;
-            }
+            first = closeLocked(cause, this);
             if (group != null) {
                 group.closeLocked(cause);
             }
@@ -1322,15 +1301,22 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
         }
     }
 
-    /** A view's close, by its parent's (lock held): fails its waiters onto {@code section}'s done chain. */
-    void closeAsPartitionLocked(Throwable cause, LocalSemaphore section) {
+    /**
+     * Sets CLOSED, keeping the cause (A2), and fails the queued acquires onto {@code section}'s done chain (a
+     * view's are failed by its parent's close); idle waiters stay. Lock held.
+     *
+     * @return whether this call closed it
+     */
+    boolean closeLocked(Throwable cause, LocalSemaphore section) {
+        boolean first = false;
         for (;;) {
             long s = state;
             if ((s & CLOSED) != 0) {
-                return;
+                break; // closed before: its cause (or none) stays
             }
-            keepCloseCause(cause); // before the CAS that closes (A2)
+            keepCloseCause(cause); // before the CAS that closes: whoever sees CLOSED sees it (A2)
             if (casState(s, s | CLOSED)) {
+                first = true;
                 break;
             }
         }
@@ -1345,6 +1331,7 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
             }
             w = next;
         }
+        return first;
     }
 
     /** The state word, for Partitions. */

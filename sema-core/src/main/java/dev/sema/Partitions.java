@@ -253,7 +253,7 @@ final class Partitions {
     /** Closes every view with the parent (lock held; the parent is closed already). */
     void closeLocked(Throwable cause) {
         for (int i = 0; i < slots.length - 1; i++) {
-            slots[i].closeAsPartitionLocked(cause, parent);
+            slots[i].closeLocked(cause, parent);
         }
     }
 

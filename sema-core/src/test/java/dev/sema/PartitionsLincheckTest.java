@@ -270,15 +270,34 @@ class PartitionsLincheckTest {
             Permit borrowed = b.tryAcquire(2).orElseThrow();
             CompletableFuture<Permit> owed = a.acquireAsync(1);
             Permit part = borrowed.split(1);
-            Thread releaser = start(new SemaphoreLincheckTest.ClosePermit(part));
-            Optional<Permit> taken = b.tryAcquire(1);
-            join(releaser);
+            TryAcquire taker = new TryAcquire(b, 1);
+            Thread thief = start(taker);
+            part.close();
+            join(thief);
+            Optional<Permit> taken = taker.result;
             check(taken.isEmpty(), "b took a permit owed to a: " + s);
             check(owed.isDone() && !owed.isCompletedExceptionally(), "a was not granted: " + s);
             owed.join().close();
             borrowed.close();
             check(s.availablePermits() == 2 && s.queueLength() == 0, "not all back: " + s);
             ((LocalSemaphore) s).checkInvariants();
+        }
+    }
+
+    /** A tryAcquire on a thread of its own (a named class: Lincheck does not explore lambdas' threads). */
+    static final class TryAcquire implements Runnable {
+        final Semaphore s;
+        final long n;
+        volatile Optional<Permit> result;
+
+        TryAcquire(Semaphore s, long n) {
+            this.s = s;
+            this.n = n;
+        }
+
+        @Override
+        public void run() {
+            result = s.tryAcquire(n);
         }
     }
 

@@ -93,6 +93,18 @@ class PartitionsTest {
         assertThat(s.partitionNames()).hasSize(3);
         Semaphore t = Semaphore.builder().permits(100).partition("a", 0.29).build();
         assertThat(((Partitioned) t).partitionStates().get(0).guarantee()).isEqualTo(29);
+        dev.sema.internal.PartitionSpec spec = dev.sema.internal.PartitionSpec.of("x", List.of("a", "b", "c"),
+                List.of(0.29, 1.0 / 3, 0.123456789012345));
+        assertThat(spec.guarantee(0, 100)).isEqualTo(29);
+        assertThat(spec.guarantee(1, 3)).isEqualTo(0); // 0.3333333333333333 × 3 < 1
+        assertThat(spec.guarantee(1, 300)).isEqualTo(99);
+        assertThat(spec.guarantee(0, Semaphore.MAX_PERMITS)).isEqualTo(
+                new java.math.BigDecimal("0.29").multiply(java.math.BigDecimal.valueOf(Semaphore.MAX_PERMITS))
+                        .setScale(0, java.math.RoundingMode.FLOOR).longValueExact()); // past long: the decimal way
+        assertThat(spec.guarantee(2, Semaphore.MAX_PERMITS)).isEqualTo(
+                new java.math.BigDecimal("0.123456789012345").multiply(
+                        java.math.BigDecimal.valueOf(Semaphore.MAX_PERMITS))
+                        .setScale(0, java.math.RoundingMode.FLOOR).longValueExact());
     }
 
     @Test

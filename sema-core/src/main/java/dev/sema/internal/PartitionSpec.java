@@ -19,10 +19,23 @@ import java.util.Set;
 public final class PartitionSpec {
     private final List<String> names;
     private final BigDecimal[] shares;
+    /** Each share as numerator / denominator in longs, when it fits (always, for shares written as decimals). */
+    private final long[] numerators;
+    private final long[] denominators;
 
     private PartitionSpec(List<String> names, BigDecimal[] shares) {
         this.names = List.copyOf(names);
         this.shares = shares;
+        this.numerators = new long[shares.length];
+        this.denominators = new long[shares.length];
+        for (int i = 0; i < shares.length; i++) {
+            BigDecimal share = shares[i].stripTrailingZeros();
+            int scale = Math.max(0, share.scale());
+            if (scale <= 18 && share.movePointRight(scale).unscaledValue().bitLength() < 63) {
+                numerators[i] = share.movePointRight(scale).longValueExact();
+                denominators[i] = BigDecimal.TEN.pow(scale).longValueExact();
+            }
+        }
     }
 
     /**
@@ -108,6 +121,11 @@ public final class PartitionSpec {
      * @return the guarantee
      */
     public long guarantee(int i, long limit) {
+        long num = numerators[i];
+        long den = denominators[i];
+        if (den != 0 && Math.multiplyHigh(num, limit) == 0 && num * limit >= 0) {
+            return num * limit / den; // exact: both non-negative, the product fits
+        }
         return shares[i].multiply(BigDecimal.valueOf(limit)).setScale(0, RoundingMode.FLOOR).longValueExact();
     }
 

@@ -81,9 +81,10 @@ import java.util.function.ToDoubleFunction;
  * </table>
  * Bind the parent: a partition's view takes no listeners, and {@code bindTo} on it throws
  * {@code UnsupportedOperationException}, leaving nothing registered. A semaphore without partitions has no
- * {@code partition} tag and none of these gauges. Registries that want one set of tag keys per meter name
- * (Prometheus' older {@code simpleclient}) cannot hold both kinds under one name; Micrometer's
- * {@code PrometheusMeterRegistry} can.
+ * {@code partition} tag and none of these gauges. Micrometer's {@code PrometheusMeterRegistry} before 1.17
+ * (Spring Boot 4.0 has 1.16) keeps one set of tag keys per meter name: the first kind bound keeps its timers and
+ * the other's are dropped with a warning, so bind partitioned and unpartitioned semaphores to separate registries
+ * there. From 1.17 one registry holds both.
  *
  * <h2>Two ways to time</h2>
  * By default the two timers are kept by Sema's own histograms (exact counts and totals; percentiles

@@ -3,6 +3,8 @@ package dev.sema.micrometer;
 import dev.sema.Rejection;
 import dev.sema.Semaphore;
 import dev.sema.SemaphoreListener;
+import dev.sema.internal.Partitioned;
+import dev.sema.internal.Partitioned.PartitionState;
 import dev.sema.internal.StateSource;
 import dev.sema.internal.StateSource.State;
 import io.micrometer.core.instrument.Counter;
@@ -24,6 +26,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -59,6 +63,29 @@ import java.util.function.ToDoubleFunction;
  * </tbody>
  * </table>
  *
+ * <h2>Partitions</h2>
+ * For a semaphore with partitions (API.md §11a), the meters fed by events ({@code sema.acquire},
+ * {@code sema.permit.hold}, their {@code .percentile} gauges and {@code sema.leaks}) are registered once per
+ * partition, tagged {@code partition} = the partition's name, and once more with {@code partition} = {@code ""}
+ * for the parent's own requests; the gauges above stay the semaphore's totals. Three gauges per partition,
+ * tagged {@code partition}, show how the limit is shared:
+ * <table class="striped">
+ * <caption>Partition meters</caption>
+ * <thead><tr><th>meter</th><th>type</th><th>value</th></tr></thead>
+ * <tbody>
+ * <tr><td>{@code sema.partition.used}</td><td>gauge</td><td>permits held by the partition's {@code Permit}s</td></tr>
+ * <tr><td>{@code sema.partition.guarantee}</td><td>gauge</td><td>{@code floor(share × limit)} under the limit
+ *     now</td></tr>
+ * <tr><td>{@code sema.partition.waiters}</td><td>gauge</td><td>requests queued in the partition</td></tr>
+ * </tbody>
+ * </table>
+ * Bind the parent: a partition's view takes no listeners, and {@code bindTo} on it throws
+ * {@code UnsupportedOperationException}, leaving nothing registered. A semaphore without partitions has no
+ * {@code partition} tag and none of these gauges. Micrometer's {@code PrometheusMeterRegistry} before 1.17
+ * (Spring Boot 4.0 has 1.16) keeps one set of tag keys per meter name: the first kind bound keeps its timers and
+ * the other's are dropped with a warning, so bind partitioned and unpartitioned semaphores to separate registries
+ * there. From 1.17 one registry holds both.
+ *
  * <h2>Two ways to time</h2>
  * By default the two timers are kept by Sema's own histograms (exact counts and totals; percentiles
  * within about 6%, over a window of 80 to 120 seconds) and published as Micrometer {@code FunctionTimer}s
@@ -83,11 +110,14 @@ import java.util.function.ToDoubleFunction;
  * <h2>Threading and cost</h2>
  * Thread-safe. The timers and the counter are updated by a {@link SemaphoreListener} on the thread where
  * each event happens: one update per event, with no allocation of its own (the meters of each outcome are
- * looked up once, at binding). Binding makes the semaphore read {@code nanoTime()}
- * once per grant, per queued request and per give-back. The gauges are read on the scraping thread: for a
- * local semaphore each gauge reads one field; for a {@code RedisSemaphore} (whose counts
+ * looked up once, at binding; for a partitioned semaphore an event first finds its partition's meters by
+ * comparing the view it carries with each partition's, an unpartitioned one does not). Binding makes the
+ * semaphore read {@code nanoTime()} once per grant, per queued request and per give-back. The gauges are read
+ * on the scraping thread: for a local semaphore each gauge reads one field, and each partition gauge reads
+ * every partition's counts under the semaphore's lock; for a {@code RedisSemaphore} (whose counts
  * live in Redis) all five gauges share one reading of the counts, made with one round trip and reused
- * for {@link #REMOTE_REFRESH} (so one scrape costs at most one round trip per semaphore). A reading that
+ * for {@link #REMOTE_REFRESH} (so one scrape costs at most one round trip per semaphore), and the partition
+ * gauges likewise share one reading of every partition's counts (at most one more). A reading that
  * fails (Redis unreachable) makes the gauges report {@code NaN} until the next one succeeds; it never
  * throws into the registry. In the default mode a scrape also reads each histogram that has samples (a few
  * thousand counters, under the histogram's own lock, which recording threads take only for a timer's first
@@ -107,9 +137,13 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     private final Semaphore semaphore;
     private final Tags tags;
     private final boolean perSampleTimers;
+    /** The partitions' names in priority order, empty when it has none: fixed when the semaphore is built. */
+    private final List<String> partitions;
+    /** Their views, in the same order: what a partition's events carry as their semaphore. */
+    private final Semaphore[] views;
     private final List<Binding> bindings = new CopyOnWriteArrayList<>();
-    private final AtomicBoolean refreshing = new AtomicBoolean();
-    private volatile Reading last;
+    private final Shared<State> states = new Shared<>();
+    private final Shared<List<PartitionState>> partitionStates = new Shared<>();
 
     /**
      * Meters for {@code semaphore}, tagged with its name only.
@@ -134,6 +168,11 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         this.semaphore = Objects.requireNonNull(semaphore, "semaphore");
         this.tags = Tags.of(Objects.requireNonNull(tags, "tags")).and("name", semaphore.name());
         this.perSampleTimers = perSampleTimers;
+        this.partitions = List.copyOf(semaphore.partitionNames());
+        this.views = new Semaphore[partitions.size()];
+        for (int i = 0; i < views.length; i++) {
+            views[i] = semaphore.partition(partitions.get(i));
+        }
     }
 
     /**
@@ -213,13 +252,49 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
                 s -> s.available()));
         meters.add(gauge(registry, "sema.permits.used", "Permits held by open Permits", s -> s.used()));
         meters.add(gauge(registry, "sema.queue.waiters", "Requests queued now", s -> s.queued()));
-        Counter leaks = Counter.builder("sema.leaks").description("Permits returned by leak detection")
-                .tags(tags).register(registry);
-        meters.add(leaks);
-        SemaphoreListener recorder = perSampleTimers ? timers(registry, meters, leaks)
-                : histograms(registry, meters, leaks);
-        semaphore.addListener(recorder);
+        SemaphoreListener recorder;
+        if (views.length == 0) {
+            recorder = recorder(registry, meters, Tags.empty());
+        } else {
+            partitionGauges(registry, meters);
+            Recorder[] slots = new Recorder[views.length + 1];
+            for (int i = 0; i < views.length; i++) {
+                slots[i] = recorder(registry, meters, Tags.of("partition", partitions.get(i)));
+            }
+            slots[views.length] = recorder(registry, meters, Tags.of("partition", ""));
+            recorder = new PartitionRecorder(semaphore, views, slots);
+        }
+        try {
+            semaphore.addListener(recorder);
+        } catch (RuntimeException e) { // a partition's view takes no listeners: leave nothing registered
+            for (Meter m : meters) {
+                registry.remove(m);
+            }
+            throw e;
+        }
         bindings.add(new Binding(registry, meters, recorder));
+    }
+
+    /** The timers and leak counter of one partition's events (of all events, unpartitioned), tagged {@code more}. */
+    private Recorder recorder(MeterRegistry registry, List<Meter> meters, Tags more) {
+        Counter leaks = Counter.builder("sema.leaks").description("Permits returned by leak detection")
+                .tags(tags).tags(more).register(registry);
+        meters.add(leaks);
+        return perSampleTimers ? timers(registry, meters, more, leaks) : histograms(registry, meters, more, leaks);
+    }
+
+    private void partitionGauges(MeterRegistry registry, List<Meter> meters) {
+        for (int i = 0; i < views.length; i++) {
+            String partition = partitions.get(i);
+            int slot = i;
+            meters.add(partitionGauge(registry, "sema.partition.used", "Permits held by the partition's Permits",
+                    partition, slot, PartitionState::used));
+            meters.add(partitionGauge(registry, "sema.partition.guarantee",
+                    "Permits guaranteed to the partition: its share of the limit, rounded down", partition, slot,
+                    PartitionState::guarantee));
+            meters.add(partitionGauge(registry, "sema.partition.waiters", "Requests queued in the partition now",
+                    partition, slot, PartitionState::queued));
+        }
     }
 
     /** Stops listening and removes the meters from every registry this was bound to. Idempotent. */
@@ -235,28 +310,28 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         }
     }
 
-    private SemaphoreListener timers(MeterRegistry registry, List<Meter> meters, Counter leaks) {
+    private Recorder timers(MeterRegistry registry, List<Meter> meters, Tags more, Counter leaks) {
         LongConsumer[] acquire = new LongConsumer[OUTCOMES.length];
         for (int i = 0; i < OUTCOMES.length; i++) {
-            Timer t = Timer.builder("sema.acquire").description(ACQUIRE).tags(tags).tag("outcome", OUTCOMES[i])
-                    .register(registry);
+            Timer t = Timer.builder("sema.acquire").description(ACQUIRE).tags(tags).tags(more)
+                    .tag("outcome", OUTCOMES[i]).register(registry);
             meters.add(t);
             acquire[i] = sample(t);
         }
-        Timer hold = Timer.builder("sema.permit.hold").description(HOLD).tags(tags).register(registry);
+        Timer hold = Timer.builder("sema.permit.hold").description(HOLD).tags(tags).tags(more).register(registry);
         meters.add(hold);
         return new Recorder(acquire, sample(hold), leaks);
     }
 
-    private SemaphoreListener histograms(MeterRegistry registry, List<Meter> meters, Counter leaks) {
+    private Recorder histograms(MeterRegistry registry, List<Meter> meters, Tags more, Counter leaks) {
         LongConsumer[] acquire = new LongConsumer[OUTCOMES.length];
         for (int i = 0; i < OUTCOMES.length; i++) {
             TimeHistogram h = new TimeHistogram();
-            publish(registry, meters, "sema.acquire", ACQUIRE, Tags.of("outcome", OUTCOMES[i]), h);
+            publish(registry, meters, "sema.acquire", ACQUIRE, more.and("outcome", OUTCOMES[i]), h);
             acquire[i] = h;
         }
         TimeHistogram hold = new TimeHistogram();
-        publish(registry, meters, "sema.permit.hold", HOLD, Tags.empty(), hold);
+        publish(registry, meters, "sema.permit.hold", HOLD, more, hold);
         return new Recorder(acquire, hold, leaks);
     }
 
@@ -297,30 +372,101 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
             return new State(limit, semaphore.maxPermits(), semaphore.availablePermits(), semaphore.queueLength(),
                     semaphore.isClosed(), false);
         }
-        Reading r = last;
-        long now = System.nanoTime();
-        if (r != null && (!r.remote() || now - r.at() < REMOTE_REFRESH.toNanos())) {
-            return r.remote() ? r.state() : source.state();
-        }
-        if (r != null && !refreshing.compareAndSet(false, true)) {
-            return r.state(); // another scrape is reading it now
-        }
+        return states.get(source::state, State::remote);
+    }
+
+    private Gauge partitionGauge(MeterRegistry registry, String name, String description, String partition, int slot,
+            ToDoubleFunction<PartitionState> value) {
+        return Gauge.builder(name, this, m -> m.readPartition(partition, slot, value)).description(description)
+                .tags(tags).tag("partition", partition).strongReference(true).register(registry);
+    }
+
+    private double readPartition(String partition, int slot, ToDoubleFunction<PartitionState> value) {
         try {
-            State s;
-            try {
-                s = source.state();
-            } catch (RuntimeException e) {
-                last = new Reading(null, now, true);
-                throw e;
+            List<PartitionState> all = partitionStates();
+            if (all == null) {
+                return Double.NaN;
             }
-            last = new Reading(s, now, s.remote());
-            return s;
-        } finally {
-            refreshing.set(false);
+            if (slot < all.size() && all.get(slot).name().equals(partition)) {
+                return value.applyAsDouble(all.get(slot));
+            }
+            for (PartitionState p : all) { // in priority order, as partitionNames(): found above unless it changed
+                if (p.name().equals(partition)) {
+                    return value.applyAsDouble(p);
+                }
+            }
+            return Double.NaN;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "cannot read the partitions of " + semaphore, e);
+            return Double.NaN;
         }
     }
 
-    private record Reading(State state, long at, boolean remote) {
+    /** Every partition's counts at once: shared like the counts, by all the partition gauges of a scrape. */
+    private List<PartitionState> partitionStates() {
+        if (!(semaphore instanceof Partitioned source)) {
+            return null;
+        }
+        return partitionStates.get(source::partitionStates, s -> remote());
+    }
+
+    /** Whether reading the counts costs a round trip, as the counts' own reading says (made now if none was). */
+    private boolean remote() {
+        if (!(semaphore instanceof StateSource)) {
+            return false;
+        }
+        if (states.last == null) {
+            try {
+                state();
+            } catch (RuntimeException e) {
+                // a failed reading is taken for a remote one, and shows in the counts' gauges
+            }
+        }
+        Reading<State> r = states.last;
+        return r == null || r.remote();
+    }
+
+    /**
+     * One reading of counts that every gauge of a scrape shares. For a remote semaphore (a round trip each) it is
+     * reused for REMOTE_REFRESH and made by one scrape at a time; for a local one each gauge reads afresh.
+     */
+    private static final class Shared<T> {
+        private final AtomicBoolean refreshing = new AtomicBoolean();
+        private volatile Reading<T> last;
+
+        /** The counts; null while a failed remote reading is fresh (it threw when made). */
+        T get(Supplier<T> read, Predicate<T> remote) {
+            Reading<T> r = last;
+            if (r != null && !r.remote()) {
+                return read.get();
+            }
+            long now = System.nanoTime();
+            if (r != null && now - r.at() < REMOTE_REFRESH.toNanos()) {
+                return r.value();
+            }
+            boolean mine = refreshing.compareAndSet(false, true);
+            if (r != null && !mine) {
+                return r.value(); // another scrape is reading it now
+            }
+            try {
+                T value;
+                try {
+                    value = read.get();
+                } catch (RuntimeException e) {
+                    last = new Reading<>(null, now, true);
+                    throw e;
+                }
+                last = new Reading<>(value, now, remote.test(value));
+                return value;
+            } finally {
+                if (mine) {
+                    refreshing.set(false);
+                }
+            }
+        }
+    }
+
+    private record Reading<T>(T value, long at, boolean remote) {
     }
 
     private record Binding(MeterRegistry registry, List<Meter> meters, SemaphoreListener recorder) {
@@ -371,6 +517,67 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         @Override
         public void leaked(Semaphore semaphore, long permits) {
             leaks.increment(permits);
+        }
+    }
+
+    /**
+     * The listener of one binding of a partitioned semaphore: the recorder of the slot whose request the event is
+     * of, found by the identity of the view the event carries (compared by name only for a semaphore that hands
+     * its listeners other objects), then one sample as in {@link Recorder}. An unpartitioned semaphore's binding
+     * is a plain {@code Recorder}, so this lookup costs it nothing.
+     */
+    private static final class PartitionRecorder implements SemaphoreListener {
+        private final Semaphore parent;
+        private final Semaphore[] views;
+        /** The views' recorders in priority order, then the parent's own requests'. */
+        private final Recorder[] slots;
+
+        PartitionRecorder(Semaphore parent, Semaphore[] views, Recorder[] slots) {
+            this.parent = parent;
+            this.views = views;
+            this.slots = slots;
+        }
+
+        private Recorder slot(Semaphore s) {
+            if (s == parent) {
+                return slots[views.length];
+            }
+            for (int i = 0; i < views.length; i++) {
+                if (s == views[i]) {
+                    return slots[i];
+                }
+            }
+            return byName(s);
+        }
+
+        private Recorder byName(Semaphore s) {
+            String name = s.name();
+            for (int i = 0; i < views.length; i++) {
+                if (views[i].name().equals(name)) {
+                    return slots[i];
+                }
+            }
+            return slots[views.length];
+        }
+
+        @Override
+        public void acquired(Semaphore semaphore, long permits, long waitNanos) {
+            slot(semaphore).acquired(semaphore, permits, waitNanos);
+        }
+
+        @Override
+        public void rejected(Semaphore semaphore, long permits, Rejection why, long waitNanos) {
+            slot(semaphore).rejected(semaphore, permits, why, waitNanos);
+        }
+
+        @Override
+        public void released(Semaphore semaphore, long permits, long heldNanos) {
+            slot(semaphore).released(semaphore, permits, heldNanos);
+        }
+
+        @Override
+        public void leaked(Semaphore semaphore, long permits) {
+            slot(semaphore).leaked(semaphore, permits);
         }
     }
 

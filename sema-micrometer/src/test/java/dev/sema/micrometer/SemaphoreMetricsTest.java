@@ -201,7 +201,8 @@ class SemaphoreMetricsTest {
                 .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\"} 2")
                 .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"timeout\"} 0")
                 .contains("sema_permit_hold_seconds_count{name=\"db\"} 2")
-                .contains("sema_leaks_total{name=\"db\"} 0");
+                .contains("sema_leaks_total{name=\"db\"} 0")
+                .doesNotContain("partition");
     }
 
     @Test
@@ -249,6 +250,165 @@ class SemaphoreMetricsTest {
         return scrape.lines().filter(l -> l.startsWith(series + " "))
                 .mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1).trim())).findFirst()
                 .orElseThrow(() -> new AssertionError("no " + series + " in the scrape"));
+    }
+
+    // ---------------------------------------------------------------- partitions
+
+    /** Limit 10: checkout 0.5 (guarantee 5), batch 0.2 (2). */
+    private static Semaphore api() {
+        return Semaphore.builder().name("api").permits(10).maxPermits(20).leakDetection(LeakDetection.SAMPLED)
+                .partition("checkout", 0.5).partition("batch", 0.2).build();
+    }
+
+    private static Times acquire(MeterRegistry r, String partition, String outcome) {
+        return times(r.get("sema.acquire").tag("name", "api").tag("partition", partition).tag("outcome", outcome));
+    }
+
+    private static Times hold(MeterRegistry r, String partition) {
+        return times(r.get("sema.permit.hold").tag("name", "api").tag("partition", partition));
+    }
+
+    private static double partitionGauge(MeterRegistry r, String name, String partition) {
+        return r.get(name).tag("name", "api").tag("partition", partition).gauge().value();
+    }
+
+    @Test
+    void anUnpartitionedSemaphoresMetersHaveNoPartitionTag() {
+        Semaphore s = Semaphore.builder().name("db").permits(1).build();
+        metrics(s).bindTo(registry);
+        assertThat(registry.getMeters()).isNotEmpty().allSatisfy(m -> assertThat(m.getId().getTag("partition"))
+                .as(m.getId().toString()).isNull());
+        assertThat(registry.find("sema.partition.used").meters()).isEmpty();
+        assertThat(registry.find("sema.partition.guarantee").meters()).isEmpty();
+        assertThat(registry.find("sema.partition.waiters").meters()).isEmpty();
+    }
+
+    @Test
+    void eachPartitionsRequestsAreTimedUnderItsNameAndTheParentsOwnUnderEmpty() throws Exception {
+        Semaphore api = api();
+        Semaphore checkout = api.partition("checkout");
+        Semaphore batch = api.partition("batch");
+        metrics(api).bindTo(registry);
+        for (String partition : new String[] {"checkout", "batch", ""}) {
+            for (String outcome : new String[] {"granted", "unavailable", "timeout", "cancelled", "interrupted",
+                    "closed"}) {
+                assertThat(acquire(registry, partition, outcome).count()).as(partition + " " + outcome).isZero();
+            }
+            assertThat(hold(registry, partition).count()).isZero();
+        }
+        Permit b = batch.acquire(2);
+        Thread.sleep(5);
+        b.close();
+        checkout.acquire(3).close();
+        checkout.tryAcquire().orElseThrow().close();
+        api.tryAcquire(1).orElseThrow().close();
+        Permit all = api.acquire(10);
+        assertThat(batch.tryAcquire()).isEmpty();
+        assertThatThrownBy(() -> checkout.acquire(1, Duration.ofMillis(20))).isInstanceOf(TimeoutException.class);
+        all.close();
+
+        assertThat(acquire(registry, "checkout", "granted").count()).isEqualTo(2);
+        assertThat(acquire(registry, "checkout", "timeout").count()).isEqualTo(1);
+        assertThat(acquire(registry, "checkout", "timeout").totalMillis()).isGreaterThanOrEqualTo(20);
+        assertThat(acquire(registry, "batch", "granted").count()).isEqualTo(1);
+        assertThat(acquire(registry, "batch", "unavailable").count()).isEqualTo(1);
+        assertThat(acquire(registry, "", "granted").count()).isEqualTo(2);
+        assertThat(acquire(registry, "", "unavailable").count()).isZero();
+        assertThat(hold(registry, "checkout").count()).isEqualTo(2);
+        assertThat(hold(registry, "batch").count()).isEqualTo(1);
+        assertThat(hold(registry, "batch").totalMillis()).isGreaterThanOrEqualTo(5);
+        assertThat(hold(registry, "").count()).isEqualTo(2);
+        assertThat(registry.find("sema.acquire").tag("name", "api").meters()).as("every sema.acquire has a partition")
+                .hasSize(3 * 6).allSatisfy(m -> assertThat(m.getId().getTag("partition")).isNotNull());
+    }
+
+    @Test
+    void partitionGaugesShowWhatEachPartitionHoldsIsGuaranteedAndQueues() throws Exception {
+        Semaphore api = api();
+        Semaphore checkout = api.partition("checkout");
+        Semaphore batch = api.partition("batch");
+        metrics(api).bindTo(registry);
+        Permit c = checkout.acquire(3);
+        Permit b = batch.acquire(6);
+        Permit own = api.acquire(1);
+        CompletableFuture<Permit> queued = batch.acquireAsync(1);
+        CompletableFuture<Permit> second = batch.acquireAsync(1);
+        assertThat(partitionGauge(registry, "sema.partition.used", "checkout")).isEqualTo(3);
+        assertThat(partitionGauge(registry, "sema.partition.used", "batch")).isEqualTo(6);
+        assertThat(partitionGauge(registry, "sema.partition.guarantee", "checkout")).isEqualTo(5);
+        assertThat(partitionGauge(registry, "sema.partition.guarantee", "batch")).isEqualTo(2);
+        assertThat(partitionGauge(registry, "sema.partition.waiters", "checkout")).isZero();
+        assertThat(partitionGauge(registry, "sema.partition.waiters", "batch")).isEqualTo(2);
+        assertThat(gauge(registry, "sema.permits.used", "api")).as("the totals stay the semaphore's").isEqualTo(10);
+        assertThat(gauge(registry, "sema.queue.waiters", "api")).isEqualTo(2);
+        assertThat(registry.find("sema.partition.used").meters()).as("no gauge for the parent's own").hasSize(2);
+
+        api.setPermits(20);
+        Permit q = queued.get(20, TimeUnit.SECONDS);
+        Permit r = second.get(20, TimeUnit.SECONDS);
+        assertThat(partitionGauge(registry, "sema.partition.guarantee", "checkout")).isEqualTo(10);
+        assertThat(partitionGauge(registry, "sema.partition.guarantee", "batch")).isEqualTo(4);
+        assertThat(partitionGauge(registry, "sema.partition.used", "batch")).isEqualTo(8);
+        assertThat(partitionGauge(registry, "sema.partition.waiters", "batch")).isZero();
+        for (Permit p : new Permit[] {c, b, own, q, r}) {
+            p.close();
+        }
+        assertThat(partitionGauge(registry, "sema.partition.used", "checkout")).isZero();
+        assertThat(partitionGauge(registry, "sema.partition.used", "batch")).isZero();
+    }
+
+    private static double gauge(MeterRegistry r, String name, String semaphore) {
+        return r.get(name).tag("name", semaphore).gauge().value();
+    }
+
+    @Test
+    void aPartitionsLeaksAreCountedUnderItsName() throws Exception {
+        Semaphore api = api();
+        metrics(api).bindTo(registry);
+        leak(api.partition("batch"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (registry.get("sema.leaks").tag("partition", "batch").counter().count() < 2) {
+            assertThat(System.nanoTime() - deadline).as("leak not found in time").isNegative();
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertThat(registry.get("sema.leaks").tag("partition", "").counter().count()).isZero();
+        assertThat(registry.get("sema.leaks").tag("partition", "checkout").counter().count()).isZero();
+    }
+
+    @Test
+    void bindingAPartitionsViewIsRefusedAndRegistersNothing() {
+        Semaphore batch = api().partition("batch");
+        SemaphoreMetrics metrics = metrics(batch);
+        assertThatThrownBy(() -> metrics.bindTo(registry)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("'api'");
+        assertThat(registry.getMeters()).isEmpty();
+    }
+
+    @Test
+    void aPrometheusScrapeShowsPartitionedAndUnpartitionedSemaphoresSideBySide() throws Exception {
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        Semaphore db = Semaphore.builder().name("db").permits(2).build();
+        Semaphore api = api();
+        metrics(db).bindTo(prometheus);
+        metrics(api).bindTo(prometheus);
+        db.acquire().close();
+        api.partition("batch").acquire(2).close();
+        api.acquire().close();
+        Permit held = api.partition("checkout").acquire(4);
+        String scrape = prometheus.scrape();
+        held.close();
+        assertThat(scrape)
+                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\"} 1")
+                .contains("sema_acquire_seconds_count{name=\"api\",outcome=\"granted\",partition=\"batch\"} 1")
+                .contains("sema_acquire_seconds_count{name=\"api\",outcome=\"granted\",partition=\"\"} 1")
+                .contains("sema_permit_hold_seconds_count{name=\"db\"} 1")
+                .contains("sema_permit_hold_seconds_count{name=\"api\",partition=\"batch\"} 1")
+                .contains("sema_leaks_total{name=\"api\",partition=\"checkout\"} 0")
+                .contains("sema_permits_used{name=\"api\"} 4")
+                .contains("sema_partition_used{name=\"api\",partition=\"checkout\"} 4")
+                .contains("sema_partition_guarantee{name=\"api\",partition=\"batch\"} 2")
+                .contains("sema_partition_waiters{name=\"api\",partition=\"batch\"} 0");
     }
 
     @Test

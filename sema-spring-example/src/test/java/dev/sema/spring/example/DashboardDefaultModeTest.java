@@ -6,7 +6,8 @@ import org.springframework.test.context.TestPropertySource;
 
 /**
  * The dashboard against SemaphoreMetrics' default mode (Sema's own histograms, published as percentile gauges):
- * every query still has an alternative whose metrics are all in the scrape, and its percentile panels have values.
+ * every query still has an alternative whose metrics are all in the scrape, and its percentile panels have values,
+ * the partitions row's too.
  */
 @TestPropertySource(properties = "sema.metrics.per-sample-timers=false")
 class DashboardDefaultModeTest extends DashboardTest {
@@ -22,5 +23,16 @@ class DashboardDefaultModeTest extends DashboardTest {
         }
         assertThat(value(scrape, "sema_acquire_percentile_seconds{name=\"reports\",outcome=\"timeout\",phi=\"0.5\"}"))
                 .as("the refused /reports/x waited for its @WithPermits timeout").isPositive();
+    }
+
+    @Override
+    void partitionPercentilesHaveSamples(String scrape) {
+        assertThat(scrape).doesNotContain("_bucket{");
+        for (String partition : new String[] {"checkout", "batch", ""}) {
+            assertThat(value(scrape, "sema_acquire_percentile_seconds{name=\"api\",outcome=\"granted\",partition=\""
+                    + partition + "\",phi=\"0.99\"}")).as("no grant waited").isZero();
+        }
+        assertThat(value(scrape, "sema_acquire_percentile_seconds{name=\"api\",outcome=\"timeout\","
+                + "partition=\"checkout\",phi=\"0.99\"}")).as("the timed-out checkout request waited").isPositive();
     }
 }

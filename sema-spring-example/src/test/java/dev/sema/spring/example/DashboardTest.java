@@ -1,24 +1,38 @@
 package dev.sema.spring.example;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sema.Permit;
 import dev.sema.Semaphore;
+import dev.sema.micrometer.SemaphoreMetrics;
 import dev.sema.spring.SemaphoreRegistry;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -27,9 +41,12 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The Grafana dashboard (docs/grafana/sema-dashboard.json) against a real scrape: every metric its queries and
- * variables name is in {@code /actuator/prometheus} of the example application after some traffic, the histogram
- * buckets its p50/p99 panels need are there with samples, and the JSON has what an import needs.
+ * The Grafana dashboard (docs/grafana/sema-dashboard.json) against a real scrape: every query and variable, with the
+ * dashboard's variables set to a semaphore, has an alternative whose every series selector selects series of
+ * {@code /actuator/prometheus} of the example application after some traffic, grouping by labels those series have;
+ * the histogram buckets its p50/p99 panels need are there with samples, and the JSON has what an import needs. The
+ * partitions row, and every other panel for a partitioned semaphore, are checked the same way against a scrape of a
+ * partitioned semaphore bound in the application's mode, through the application's meter filters.
  */
 @SpringBootTest(classes = ExampleApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @Timeout(60)
@@ -37,6 +54,13 @@ class DashboardTest {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Pattern SEMA_METRIC = Pattern.compile("\\bsema_[a-z0-9_]+\\b");
     private static final Pattern SAMPLE_NAME = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]");
+    /** In a query: a series selector (name, matchers), one matcher, the labels of a grouping. */
+    private static final Pattern SELECTOR = Pattern.compile("\\b(sema_[a-z0-9_]+)\\b(\\{([^}]*)\\})?");
+    private static final Pattern MATCHER = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(=~|!~|!=|=)\\s*\"([^\"]*)\"");
+    private static final Pattern GROUPING = Pattern.compile("\\bby\\s*\\(([^)]*)\\)");
+    /** In a scrape: a sample line (name, labels), one label. */
+    private static final Pattern SERIES = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)\\})? \\S+( \\S+)?$");
+    private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     @LocalServerPort
     int port;
@@ -44,6 +68,10 @@ class DashboardTest {
     SemaphoreRegistry registry;
     @Autowired
     Environment environment;
+    @Autowired
+    MeterRegistry meters;
+    @Autowired
+    ObjectProvider<MeterFilter> meterFilters;
     Http http;
 
     @BeforeEach
@@ -68,7 +96,7 @@ class DashboardTest {
             }
         }
 
-        List<String> queries = queries(dashboard());
+        List<String> queries = queries(dashboard(), false);
         Set<String> named = new LinkedHashSet<>();
         for (String query : queries) {
             // A query may offer alternatives ("a or b", the percentile panels: buckets or gauges); one must be there.
@@ -84,6 +112,9 @@ class DashboardTest {
             }
             assertThat(answered).as("a query none of whose alternatives names only sema_ metrics of the scrape "
                     + scraped + ": " + query).isTrue();
+        }
+        for (String name : List.of("inbound", "reports")) {
+            assertSelected(queries, scrape, name);
         }
 
         assertThat(named).as("the dashboard queries every meter of SemaphoreMetrics, in either mode").contains(
@@ -111,6 +142,83 @@ class DashboardTest {
         assertThat(scrape).doesNotContain("sema_permit_hold_percentile_seconds");
     }
 
+    /**
+     * The partitions row (and every other query) against a scrape of a partitioned semaphore: bound in the mode the
+     * starter chose for the application's semaphores, to a Prometheus registry configured by the application's
+     * meter filters (its distribution settings), after granted, refused, timed-out and queued requests.
+     *
+     * <p>Not in the application's own registry: Micrometer before 1.17 keeps one set of tag keys per meter name in
+     * a Prometheus registry, so the {@code partition} tag cannot sit beside the tag keys of the unpartitioned
+     * semaphores' {@code sema.acquire} there.
+     */
+    @Test
+    void everyQueryAnswersForAPartitionedSemaphore() throws Exception {
+        boolean perSample = meters.get("sema.acquire").tag("name", "reports").meter() instanceof Timer;
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        meterFilters.orderedStream().forEach(prometheus.config()::meterFilter);
+        Semaphore api = Semaphore.builder().name("api").permits(4).partition("checkout", 0.5).partition("batch", 0.25)
+                .build();
+        String scrape;
+        try (SemaphoreMetrics metrics = SemaphoreMetrics.builder(api).perSampleTimers(perSample).build()) {
+            metrics.bindTo(prometheus);
+            scrape = partitionTraffic(api, prometheus);
+        }
+
+        List<String> queries = queries(dashboard(), true);
+        assertSelected(queries, scrape, "api");
+        Set<String> named = new TreeSet<>();
+        for (String query : queries) {
+            Matcher m = SEMA_METRIC.matcher(query);
+            while (m.find()) {
+                named.add(m.group());
+            }
+        }
+        assertThat(named).as("the dashboard queries every partition meter").contains("sema_partition_used",
+                "sema_partition_guarantee", "sema_partition_waiters");
+        assertThat(value(scrape, "sema_partition_used{name=\"api\",partition=\"checkout\"}")).isEqualTo(2);
+        assertThat(value(scrape, "sema_partition_guarantee{name=\"api\",partition=\"checkout\"}")).isEqualTo(2);
+        assertThat(value(scrape, "sema_partition_guarantee{name=\"api\",partition=\"batch\"}")).isEqualTo(1);
+        assertThat(value(scrape, "sema_partition_waiters{name=\"api\",partition=\"batch\"}")).isEqualTo(1);
+        for (String partition : List.of("checkout", "batch", "")) {
+            assertThat(value(scrape, "sema_acquire_seconds_count{name=\"api\",outcome=\"granted\",partition=\""
+                    + partition + "\"}")).as("granted in partition '" + partition + "'").isPositive();
+        }
+        assertThat(value(scrape, "sema_acquire_seconds_count{name=\"api\",outcome=\"unavailable\","
+                + "partition=\"batch\"}")).isEqualTo(1);
+        assertThat(value(scrape, "sema_acquire_seconds_count{name=\"api\",outcome=\"timeout\","
+                + "partition=\"checkout\"}")).isEqualTo(1);
+        partitionPercentilesHaveSamples(scrape);
+    }
+
+    /** The wait p99 panel of the partitions row reads buckets here (per-sample timers): one series per partition. */
+    void partitionPercentilesHaveSamples(String scrape) {
+        for (String partition : List.of("checkout", "batch", "")) {
+            assertThat(value(scrape, "sema_acquire_seconds_bucket{name=\"api\",outcome=\"granted\",partition=\""
+                    + partition + "\",le=\"+Inf\"}")).isPositive();
+        }
+    }
+
+    /**
+     * Limit 4 (checkout guaranteed 2, batch 1): every partition and the parent granted, then full, batch refused at
+     * once, checkout timed out and batch queued; scraped while so, then everything given back.
+     */
+    private static String partitionTraffic(Semaphore api, PrometheusMeterRegistry prometheus) throws Exception {
+        Semaphore checkout = api.partition("checkout");
+        Semaphore batch = api.partition("batch");
+        Permit c = checkout.acquire(2);
+        Permit b = batch.acquire(1);
+        Permit own = api.acquire(1);
+        assertThat(batch.tryAcquire()).isEmpty();
+        assertThatThrownBy(() -> checkout.acquire(1, Duration.ofMillis(5))).isInstanceOf(TimeoutException.class);
+        CompletableFuture<Permit> queued = batch.acquireAsync(1);
+        String scrape = prometheus.scrape();
+        c.close();
+        b.close();
+        own.close();
+        queued.get(10, TimeUnit.SECONDS).close();
+        return scrape;
+    }
+
     @Test
     void dashboardHasWhatAnImportNeeds() throws IOException {
         JsonNode dashboard = dashboard();
@@ -122,10 +230,11 @@ class DashboardTest {
         for (JsonNode variable : dashboard.get("templating").get("list")) {
             variables.add(variable.get("name").asString());
         }
-        assertThat(variables).containsExactly("datasource", "job", "instance", "name");
+        assertThat(variables).containsExactly("datasource", "job", "instance", "name", "partitioned");
 
         Set<Integer> ids = new HashSet<>();
         boolean repeatsByName = false;
+        boolean repeatsByPartitioned = false;
         List<String> panelTitles = new ArrayList<>();
         for (JsonNode panel : dashboard.get("panels")) {
             assertThat(ids.add(panel.get("id").asInt())).as("panel ids are unique").isTrue();
@@ -133,6 +242,7 @@ class DashboardTest {
             assertThat(grid.get("x").asInt() + grid.get("w").asInt()).isLessThanOrEqualTo(24);
             if (panel.get("type").asString().equals("row")) {
                 repeatsByName |= panel.has("repeat") && panel.get("repeat").asString().equals("name");
+                repeatsByPartitioned |= panel.has("repeat") && panel.get("repeat").asString().equals("partitioned");
                 continue;
             }
             panelTitles.add(panel.get("title").asString());
@@ -143,8 +253,10 @@ class DashboardTest {
             }
         }
         assertThat(repeatsByName).as("a row repeated for each semaphore of the name variable").isTrue();
+        assertThat(repeatsByPartitioned).as("a row repeated for each partitioned semaphore").isTrue();
         assertThat(panelTitles).contains("Limit against used", "Queue", "Wait p50 and p99, by outcome",
-                "Hold time p50, p99 and mean", "Leaks");
+                "Hold time p50, p99 and mean", "Leaks", "Used against guarantee, by partition", "Queue, by partition",
+                "Acquire requests per second, by partition", "Wait p99 of granted requests, by partition");
 
         // What the description says the percentile panels need is what this application configures.
         assertThat(dashboard.get("description").asString())
@@ -172,24 +284,129 @@ class DashboardTest {
         return JSON.readTree(Files.readString(ProjectFiles.at("docs/grafana/sema-dashboard.json")));
     }
 
-    /** Every PromQL expression of the panels' targets and of the variables' queries. */
-    private static List<String> queries(JsonNode dashboard) {
+    /**
+     * Every PromQL expression of the panels' targets and of the variables' queries; those of the partitions row (the
+     * row repeated by the partitioned variable, and that variable) only if {@code partitions}, since only a
+     * partitioned semaphore answers them.
+     */
+    private static List<String> queries(JsonNode dashboard, boolean partitions) {
         List<String> queries = new ArrayList<>();
+        boolean inPartitionsRow = false;
         for (JsonNode panel : dashboard.get("panels")) {
-            if (panel.has("targets")) {
+            if (panel.get("type").asString().equals("row")) {
+                inPartitionsRow = panel.has("repeat") && panel.get("repeat").asString().equals("partitioned");
+            }
+            if (panel.has("targets") && (partitions || !inPartitionsRow)) {
                 for (JsonNode target : panel.get("targets")) {
                     queries.add(target.get("expr").asString());
                 }
             }
         }
         for (JsonNode variable : dashboard.get("templating").get("list")) {
-            if (variable.get("type").asString().equals("query")) {
+            if (variable.get("type").asString().equals("query")
+                    && (partitions || !variable.get("name").asString().equals("partitioned"))) {
                 queries.add(variable.get("definition").asString());
                 queries.add(variable.get("query").get("query").asString());
             }
         }
         assertThat(queries).hasSizeGreaterThanOrEqualTo(10);
         return queries;
+    }
+
+    /**
+     * Each query, with the dashboard's semaphore variables set to {@code semaphore}, has an alternative ("a or b")
+     * whose every selector selects series of the scrape and whose every grouping label is on some of those series.
+     * The job and instance matchers are left out: Prometheus adds those labels when it scrapes. A label that is
+     * empty or missing is the same to Prometheus, as here.
+     */
+    static void assertSelected(List<String> queries, String scrape, String semaphore) {
+        List<Map<String, String>> series = new ArrayList<>();
+        for (String line : scrape.split("\n")) {
+            Matcher m = SERIES.matcher(line);
+            if (!line.startsWith("#") && m.matches()) {
+                Map<String, String> labels = new HashMap<>();
+                labels.put("__name__", m.group(1));
+                Matcher l = LABEL.matcher(m.group(3) == null ? "" : m.group(3));
+                while (l.find()) {
+                    if (!l.group(2).isEmpty()) {
+                        labels.put(l.group(1), l.group(2));
+                    }
+                }
+                series.add(labels);
+            }
+        }
+        for (String query : queries) {
+            String set = query.replace("$name", semaphore).replace("$partitioned", semaphore);
+            List<String> failures = new ArrayList<>();
+            for (String alternative : set.split(" or ")) {
+                String failure = unselected(alternative, series);
+                if (failure == null) {
+                    failures.clear();
+                    break;
+                }
+                failures.add(failure);
+            }
+            assertThat(failures).as("for semaphore " + semaphore + ", no alternative of " + query + " is answered")
+                    .isEmpty();
+        }
+    }
+
+    /** Why the alternative selects nothing, or groups by a label its series lack; null if it does neither. */
+    private static String unselected(String alternative, List<Map<String, String>> series) {
+        Matcher s = SELECTOR.matcher(alternative);
+        List<Map<String, String>> selected = new ArrayList<>();
+        boolean any = false;
+        while (s.find()) {
+            any = true;
+            List<Map<String, String>> these = new ArrayList<>();
+            for (Map<String, String> labels : series) {
+                if (labels.get("__name__").equals(s.group(1)) && matches(s.group(3), labels)) {
+                    these.add(labels);
+                }
+            }
+            if (these.isEmpty()) {
+                return "nothing selected by " + s.group();
+            }
+            selected.addAll(these);
+        }
+        if (!any) {
+            return "no sema_ metric in " + alternative;
+        }
+        Matcher g = GROUPING.matcher(alternative);
+        while (g.find()) {
+            for (String label : g.group(1).split(",")) {
+                String l = label.trim();
+                if (selected.stream().noneMatch(labels -> labels.containsKey(l))) {
+                    return "no series has the label '" + l + "' of " + g.group();
+                }
+            }
+        }
+        return null;
+    }
+
+    private static boolean matches(String matchers, Map<String, String> labels) {
+        if (matchers == null) {
+            return true;
+        }
+        Matcher m = MATCHER.matcher(matchers);
+        while (m.find()) {
+            String label = m.group(1);
+            String want = m.group(3);
+            if (label.equals("job") || label.equals("instance")) {
+                continue;
+            }
+            String have = labels.getOrDefault(label, "");
+            boolean ok = switch (m.group(2)) {
+                case "=" -> have.equals(want);
+                case "!=" -> !have.equals(want);
+                case "=~" -> have.matches(want);
+                default -> !have.matches(want);
+            };
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static long count(String scrape, String prefix) {

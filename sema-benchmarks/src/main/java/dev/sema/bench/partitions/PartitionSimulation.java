@@ -52,9 +52,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and decremented before it is released, its maximum kept, for the whole run including the settling. If
  * one of Sema's limiters ever had more than L in flight, the run says so and exits with status 1.
  *
- * <p>Modes: {@code full} 3 rounds, each run 0.5 s settling + 5.5 s measured (about 6 minutes); {@code quick} 1
- * round, 0.5 s + 2 s (under a minute); {@code smoke} 1 round, 0.2 s + 0.5 s (seconds; its numbers mean
- * nothing).
+ * <p>Modes: {@code full} 3 rounds, each run 0.5 s settling + 5.5 s measured, after a warm-up of 2 s per
+ * limiter in each of the two contended phases (about 6.5 minutes); {@code quick} 1 round, 0.5 s + 2 s, after
+ * 0.6 s of warm-up (about a minute); {@code smoke} 1 round, 0.2 s + 0.5 s, no warm-up (seconds; its numbers
+ * mean nothing).
  *
  * <p>Run: {@code bin/benchmarks partitions [full|quick|smoke]}, which writes section 14 of
  * {@code docs/BENCHMARKS.md}; or {@code java -cp sema-benchmarks/target/benchmarks.jar
@@ -96,12 +97,13 @@ public final class PartitionSimulation {
         }
     }
 
-    record Settings(String mode, int rounds, Duration settle, Duration window, boolean warmUp) {
+    /** {@code warmUp}: how long each limiter first runs each contended phase, discarded (zero: none). */
+    record Settings(String mode, int rounds, Duration settle, Duration window, Duration warmUp) {
         static Settings of(String mode) {
             return switch (mode) {
-                case "full" -> new Settings(mode, 3, Duration.ofMillis(500), Duration.ofMillis(5_500), true);
-                case "smoke" -> new Settings(mode, 1, Duration.ofMillis(200), Duration.ofMillis(500), false);
-                default -> new Settings(mode, 1, Duration.ofMillis(500), Duration.ofMillis(2_000), true);
+                case "full" -> new Settings(mode, 3, Duration.ofMillis(500), Duration.ofMillis(5_500), Duration.ofSeconds(2));
+                case "smoke" -> new Settings(mode, 1, Duration.ofMillis(200), Duration.ofMillis(500), Duration.ZERO);
+                default -> new Settings(mode, 1, Duration.ofMillis(500), Duration.ofMillis(2_000), Duration.ofMillis(600));
             };
         }
     }
@@ -126,9 +128,13 @@ public final class PartitionSimulation {
         }
         Settings settings = Settings.of(mode);
         String loadBefore = loadAverage();
-        if (settings.warmUp()) {
-            for (String kind : kinds) { // the JIT's turn, discarded
-                run(kind, Phase.OVERLOAD, Duration.ofMillis(200), Duration.ofMillis(800), new RunStats());
+        if (!settings.warmUp().isZero()) {
+            // Discarded: at about 1,000 requests/s a limiter's contended paths take seconds to reach C2, and a
+            // limiter measured on colder code than the others loses its tail to the compiler, not to its rules.
+            for (String kind : kinds) {
+                for (Phase phase : List.of(Phase.AT_SHARE, Phase.OVERLOAD)) {
+                    run(kind, phase, Duration.ZERO, settings.warmUp(), new RunStats());
+                }
             }
         }
         Map<String, Map<Phase, RunStats>> results = new LinkedHashMap<>();
@@ -382,14 +388,15 @@ public final class PartitionSimulation {
         StringBuilder b = new StringBuilder();
         double cycle = SERVICE_MILLIS + THINK_MILLIS;
         b.append(String.format(Locale.ROOT, "Mode %s: %d round%s of %d phases × %d limiters, each run %s settling + %s measured, "
-                + "the limiters one after the other within each phase (their order rotated each round), all in one JVM. "
+                + "the limiters one after the other within each phase (their order rotated each round), all in one JVM%s. "
                 + "Limit L = %d, and the downstream serves %d requests at once (%d ms each, uniformly %d-%d ms: at most "
                 + "%,.0f requests/s); beyond that they queue there. Every client, in a loop: think %d ms (exponential), wait "
                 + "at most %d ms for one permit (refused otherwise), call, release. A client that never waits has a request "
                 + "in flight %d/%d of the time, so a class's *offered load* is its clients / %.0f in flight on average "
                 + "(clients / %.1f s requests/s). The same seeded times for every limiter.%n%n",
                 s.mode(), s.rounds(), s.rounds() == 1 ? "" : "s", Phase.values().length, results.size(), secs(s.settle()),
-                secs(s.window()), LIMIT, LIMIT, SERVICE_MILLIS, SERVICE_MILLIS * 8 / 10, SERVICE_MILLIS * 12 / 10,
+                secs(s.window()), s.warmUp().isZero() ? ", no warm-up" : ", after a discarded warm-up of " + secs(s.warmUp())
+                        + " per limiter in each of the two contended phases", LIMIT, LIMIT, SERVICE_MILLIS, SERVICE_MILLIS * 8 / 10, SERVICE_MILLIS * 12 / 10,
                 LIMIT * 1000.0 / SERVICE_MILLIS, THINK_MILLIS, MAX_WAIT_MILLIS, SERVICE_MILLIS, (int) cycle,
                 cycle / SERVICE_MILLIS, cycle / 1000));
 

@@ -52,13 +52,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and decremented before it is released, its maximum kept, for the whole run including the settling. If
  * one of Sema's limiters ever had more than L in flight, the run says so and exits with status 1.
  *
- * <p>Modes: {@code full} 3 rounds, each run 0.5 s settling + 5.5 s measured, after a warm-up of 2 s per
- * limiter in each of the two contended phases (about 6.5 minutes); {@code quick} 1 round, 0.5 s + 2 s, after
- * 0.6 s of warm-up (about a minute); {@code smoke} 1 round, 0.2 s + 0.5 s, no warm-up (seconds; its numbers
- * mean nothing).
+ * <p>Modes: {@code full} 3 rounds, each run 0.5 s settling + 5.5 s measured, after a warm-up of 1 s per
+ * limiter and phase (about 6.5 minutes); {@code quick} 1 round, 0.5 s + 2 s, after 0.4 s of warm-up (about a
+ * minute); {@code smoke} 1 round, 0.2 s + 0.5 s, no warm-up (seconds; its numbers mean nothing). Run it with
+ * a fixed heap ({@code -Xms1g -Xmx1g}, as {@code bin/benchmarks} does): a collection runs before each run,
+ * and a heap that shrinks after it would collect again inside the window.
  *
  * <p>Run: {@code bin/benchmarks partitions [full|quick|smoke]}, which writes section 14 of
- * {@code docs/BENCHMARKS.md}; or {@code java -cp sema-benchmarks/target/benchmarks.jar
+ * {@code docs/BENCHMARKS.md}; or {@code java -Xms1g -Xmx1g -cp sema-benchmarks/target/benchmarks.jar
  * dev.sema.bench.partitions.PartitionSimulation [full|quick|smoke] [--out file.md] [--only a,b]}.
  */
 public final class PartitionSimulation {
@@ -97,13 +98,13 @@ public final class PartitionSimulation {
         }
     }
 
-    /** {@code warmUp}: how long each limiter first runs each contended phase, discarded (zero: none). */
+    /** {@code warmUp}: how long each limiter first runs each phase, discarded (zero: none). */
     record Settings(String mode, int rounds, Duration settle, Duration window, Duration warmUp) {
         static Settings of(String mode) {
             return switch (mode) {
-                case "full" -> new Settings(mode, 3, Duration.ofMillis(500), Duration.ofMillis(5_500), Duration.ofSeconds(2));
+                case "full" -> new Settings(mode, 3, Duration.ofMillis(500), Duration.ofMillis(5_500), Duration.ofSeconds(1));
                 case "smoke" -> new Settings(mode, 1, Duration.ofMillis(200), Duration.ofMillis(500), Duration.ZERO);
-                default -> new Settings(mode, 1, Duration.ofMillis(500), Duration.ofMillis(2_000), Duration.ofMillis(600));
+                default -> new Settings(mode, 1, Duration.ofMillis(500), Duration.ofMillis(2_000), Duration.ofMillis(400));
             };
         }
     }
@@ -129,10 +130,12 @@ public final class PartitionSimulation {
         Settings settings = Settings.of(mode);
         String loadBefore = loadAverage();
         if (!settings.warmUp().isZero()) {
-            // Discarded: at about 1,000 requests/s a limiter's contended paths take seconds to reach C2, and a
-            // limiter measured on colder code than the others loses its tail to the compiler, not to its rules.
+            // Discarded: at about 1,000 requests/s a limiter's paths take seconds to be compiled, each phase its
+            // own (a class alone never queues), and a limiter measured on colder code than the others loses its
+            // tail to the compiler, not to its rules: a fresh partitioned semaphore's first second under this
+            // load has a p99 wait of about 100 ms.
             for (String kind : kinds) {
-                for (Phase phase : List.of(Phase.AT_SHARE, Phase.OVERLOAD)) {
+                for (Phase phase : Phase.values()) {
                     run(kind, phase, Duration.ZERO, settings.warmUp(), new RunStats());
                 }
             }
@@ -294,6 +297,9 @@ public final class PartitionSimulation {
     }
 
     static void run(String kind, Phase phase, Duration settle, Duration window, RunStats stats) throws InterruptedException {
+        // A young collection pauses every client for 10-20 ms here, which is a p99 of its own when it falls in a
+        // window of an unloaded class; collecting the previous run's garbage now keeps it out of this one's.
+        System.gc();
         ClassLimiter limiter = ClassLimiter.create(kind, LIMIT, CLASSES, SHARES, MAX_WAIT);
         AtomicInteger[] classInFlight = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
         AtomicInteger[] classMax = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
@@ -396,7 +402,7 @@ public final class PartitionSimulation {
                 + "(clients / %.1f s requests/s). The same seeded times for every limiter.%n%n",
                 s.mode(), s.rounds(), s.rounds() == 1 ? "" : "s", Phase.values().length, results.size(), secs(s.settle()),
                 secs(s.window()), s.warmUp().isZero() ? ", no warm-up" : ", after a discarded warm-up of " + secs(s.warmUp())
-                        + " per limiter in each of the two contended phases", LIMIT, LIMIT, SERVICE_MILLIS, SERVICE_MILLIS * 8 / 10, SERVICE_MILLIS * 12 / 10,
+                        + " per limiter and phase", LIMIT, LIMIT, SERVICE_MILLIS, SERVICE_MILLIS * 8 / 10, SERVICE_MILLIS * 12 / 10,
                 LIMIT * 1000.0 / SERVICE_MILLIS, THINK_MILLIS, MAX_WAIT_MILLIS, SERVICE_MILLIS, (int) cycle,
                 cycle / SERVICE_MILLIS, cycle / 1000));
 

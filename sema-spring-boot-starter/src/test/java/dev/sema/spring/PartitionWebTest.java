@@ -9,6 +9,7 @@ import dev.sema.SemaphoreListener;
 import dev.sema.internal.Partitioned;
 import dev.sema.internal.Partitioned.PartitionState;
 import dev.sema.spring.partitioned.PartitionedApp;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -126,6 +127,15 @@ class PartitionWebTest {
         assertThat(all.get("semaphores").get("api").get("partitions").get(2).get("held").asLong()).isEqualTo(1);
         controller.release.countDown();
         assertThat(held.get().body()).isEqualTo("released");
+    }
+
+    @Test
+    void theRegistrysMetersShowEachPartition() {
+        MeterRegistry meters = app.getBean(MeterRegistry.class);
+        assertThat(meters.get("sema.partition.guarantee").tag("name", "api").tag("partition", "checkout").gauge()
+                .value()).isEqualTo(6.0);
+        assertThat(meters.get("sema.partition.guarantee").tag("name", "api").tag("partition", "batch").gauge()
+                .value()).isEqualTo(1.0);
     }
 
     @Test

@@ -74,10 +74,37 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
      * @param expireWhenIdle How long after its last use the semaphore disappears from Redis, when this process
      *        creates it. Redis semaphores only; defaults to never.
      * @param adaptive Adaptive limit that moves the limit toward what the downstream can take.
+     * @param partitions Partitions of the limit, by name, with the share each is guaranteed, e.g. { checkout: 0.6,
+     *        browse: 0.3, batch: 0.1 }. The order is the priority (first = highest): it is the order in which they are
+     *        written in the file that declares them (application.yml or application.properties); a profile, an
+     *        environment variable or a system property that changes a share keeps the partition's place, and one that
+     *        adds a partition puts it after the others. Two or more partitions declared only in environment variables,
+     *        system properties or command-line arguments, which have no order, stop the start. Each share is greater
+     *        than 0 and at most 1, all add up to at most 1; a partition is guaranteed floor(share x limit) permits.
+     *        The semaphore must be fifo. Local semaphores only. Get a partition with
+     *        registry.get(name).partition(partition).
      */
     public record SemaphoreProperties(Long permits, Long maxPermits, @DefaultValue("fifo") Fairness fairness,
             @DefaultValue("off") LeakDetection leakDetection, Refill refill, @DefaultValue("false") boolean redis,
-            Duration lease, Duration expireWhenIdle, Adaptive adaptive) {
+            Duration lease, Duration expireWhenIdle, Adaptive adaptive, Map<String, Double> partitions) {
+
+        /**
+         * Keeps the partitions read-only, in the order bound (the registry puts them in declaration order).
+         *
+         * @param permits the limit
+         * @param maxPermits the ceiling
+         * @param fairness the order of service
+         * @param leakDetection the leak detection
+         * @param refill the refill, or {@code null}
+         * @param redis whether it is a Redis semaphore
+         * @param lease the Redis lease, or {@code null}
+         * @param expireWhenIdle the Redis idle expiry, or {@code null}
+         * @param adaptive the adaptive limit, or {@code null}
+         * @param partitions the partitions' shares by name; {@code null} for none
+         */
+        public SemaphoreProperties {
+            partitions = partitions == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(partitions));
+        }
     }
 
     /**
@@ -123,8 +150,34 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
      *        Defaults to the actuator's base path (management.endpoints.web.base-path, /actuator unless set), so
      *        that health and readiness probes are never refused; nothing when the actuator is absent or served on
      *        a port of its own (management.server.port). Set it empty to limit the actuator too.
+     * @param partitionHeader Request header whose value names the partition of the semaphore that a request takes its
+     *        permit of, e.g. X-Traffic-Class: batch. A request without it, or whose value names no partition, is of no
+     *        partition (the semaphore's own requests, served after every partition's) unless partition-paths places
+     *        it. It wins over partition-paths. Any client can send it: use it when a proxy in front of the application
+     *        sets or removes it.
+     * @param partitionPaths Request paths by partition, as Ant-style patterns, comma-separated, e.g. { checkout:
+     *        /api/checkout/**, batch: /api/export/** }: a request that the filter limits takes its permit of the first
+     *        partition, in the order written, with a pattern that matches its path; one that matches none is of no
+     *        partition. A partition-header that names a partition wins over these.
      */
     public record Web(String semaphore, @DefaultValue("/**") List<String> paths, @DefaultValue("0ms") Duration maxWait,
-            @DefaultValue("1s") Duration retryAfter, List<String> excludePaths) {
+            @DefaultValue("1s") Duration retryAfter, List<String> excludePaths, String partitionHeader,
+            Map<String, List<String>> partitionPaths) {
+
+        /**
+         * Keeps the partition paths read-only, in the order bound (the filter puts them in declaration order).
+         *
+         * @param semaphore the semaphore's name
+         * @param paths the limited paths
+         * @param maxWait the longest wait
+         * @param retryAfter the Retry-After of a 503
+         * @param excludePaths the paths never limited, or {@code null} for the default
+         * @param partitionHeader the header naming a request's partition, or {@code null}
+         * @param partitionPaths the paths of each partition; {@code null} for none
+         */
+        public Web {
+            partitionPaths = partitionPaths == null ? Map.of()
+                    : Collections.unmodifiableMap(new LinkedHashMap<>(partitionPaths));
+        }
     }
 }

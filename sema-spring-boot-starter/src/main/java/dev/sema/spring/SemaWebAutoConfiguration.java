@@ -1,6 +1,5 @@
 package dev.sema.spring;
 
-import dev.sema.Semaphore;
 import jakarta.servlet.Filter;
 import java.time.Duration;
 import java.util.List;
@@ -48,50 +47,14 @@ public class SemaWebAutoConfiguration {
     @ConditionalOnMissingBean(name = "semaphoreFilter")
     FilterRegistrationBean<SemaphoreFilter> semaphoreFilter(SemaphoreRegistry registry, SemaProperties properties,
             Environment environment) {
-        Settings settings = new Settings(environment);
         SemaProperties.Web web = properties.web();
-        String name = web.semaphore().trim();
-        Semaphore semaphore = registry.find(name).orElseThrow(() -> settings.invalid("sema.web.semaphore", name,
-                "names no semaphore (" + (registry.all().isEmpty() ? "sema.semaphores configures none"
-                        : "there are " + registry.all().keySet()) + ")",
-                "Configure sema.semaphores." + name + ".permits, or set sema.web.semaphore to one of the"
-                        + " semaphores."));
-        if (semaphore.maxPermits() < 1) {
-            // Every filtered request would fail at request time (a request above the ceiling is a programming error).
-            throw settings.invalid("sema.web.semaphore", name, "each request takes 1 permit, but semaphore '" + name
-                    + "' has max-permits " + semaphore.maxPermits() + ", so no request could ever get one",
-                    "Set " + Settings.semaphore(name) + ".max-permits (or .permits) to 1 or more.");
-        }
-        if (web.maxWait().isNegative()) {
-            throw settings.invalid("sema.web.max-wait", web.maxWait(), "must not be negative", null);
-        }
-        if (web.retryAfter().isNegative()) {
-            throw settings.invalid("sema.web.retry-after", web.retryAfter(), "must not be negative", null);
-        }
-        List<String> paths = patterns(settings, "sema.web.paths", web.paths());
-        if (paths.isEmpty()) {
-            throw settings.invalid("sema.web.paths", String.join(",", web.paths()), "names no path",
-                    "Leave sema.web.paths out for /**, or list Ant-style patterns such as /api/**.");
-        }
-        List<String> excluded = web.excludePaths() != null ? patterns(settings, "sema.web.exclude-paths",
-                web.excludePaths()) : actuatorPaths(environment);
-        FilterRegistrationBean<SemaphoreFilter> registration = new FilterRegistrationBean<>(
-                new SemaphoreFilter(semaphore, paths, excluded, web.maxWait(), web.retryAfter()));
+        List<String> defaultExcluded = web.excludePaths() == null ? actuatorPaths(environment) : List.of();
+        WebLimit limit = WebLimit.check(registry, web, defaultExcluded, new Settings(environment));
+        FilterRegistrationBean<SemaphoreFilter> registration = new FilterRegistrationBean<>(new SemaphoreFilter(limit));
         registration.setName("semaphoreFilter");
         registration.setOrder(FILTER_ORDER);
         registration.setAsyncSupported(true);
         return registration;
-    }
-
-    private static List<String> patterns(Settings settings, String property, List<String> written) {
-        List<String> patterns = written.stream().map(String::trim).filter(p -> !p.isEmpty()).toList();
-        for (String pattern : patterns) {
-            if (!pattern.startsWith("/")) {
-                throw settings.invalid(property, String.join(",", written), "'" + pattern + "' must start with /",
-                        "Write the paths as Ant-style patterns such as /api/**.");
-            }
-        }
-        return patterns;
     }
 
     /**

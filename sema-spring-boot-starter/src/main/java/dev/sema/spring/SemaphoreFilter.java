@@ -9,19 +9,19 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.time.Duration;
-import java.util.List;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.UrlPathHelper;
 
 /**
  * {@code sema.web}: every request whose path matches {@code paths} and none of {@code exclude-paths} takes one
- * permit of the semaphore before it goes on, waiting at most {@code max-wait}, and holds it until its response is
- * complete: when the filter chain returns, or, for a request that went asynchronous, when the asynchronous
+ * permit of the semaphore, or of the partition of it that {@code partition-header} or {@code partition-paths} gives
+ * it ({@link WebLimit#select}), before it goes on, waiting at most {@code max-wait}, and holds it until its response
+ * is complete: when the filter chain returns, or, for a request that went asynchronous, when the asynchronous
  * processing completes (an {@link AsyncListener}; the servlet container delivers its {@code onComplete} after a
  * timeout or an error too). A request that gets no permit (none in time, the semaphore closed, or a Redis
  * semaphore whose Redis cannot be reached) is answered 503 with a {@code Retry-After} header and a JSON body naming
- * the semaphore ({@link PermitUnavailableExceptionResolver#send}), and goes no further.
+ * the semaphore, or the partition's view ({@code "api/batch"}) ({@link PermitUnavailableExceptionResolver#send}),
+ * and goes no further.
  *
  * <p>Runs once per request: not again on the asynchronous or error dispatches of the same request
  * ({@link OncePerRequestFilter}). The path is the one within the application, decoded and normalized, so
@@ -30,37 +30,32 @@ import org.springframework.web.util.UrlPathHelper;
 final class SemaphoreFilter extends OncePerRequestFilter {
     private static final UrlPathHelper PATHS = UrlPathHelper.defaultInstance;
 
-    private final Semaphore semaphore;
-    private final List<String> patterns;
-    private final List<String> excluded;
-    private final PathRules limited;
-    private final PathRules bypassed;
-    private final Duration maxWait;
+    private final WebLimit limit;
     private final String retryAfter;
 
-    SemaphoreFilter(Semaphore semaphore, List<String> patterns, List<String> excluded, Duration maxWait,
-            Duration retryAfter) {
-        this.semaphore = semaphore;
-        this.patterns = List.copyOf(patterns);
-        this.excluded = List.copyOf(excluded);
-        this.limited = new PathRules(this.patterns);
-        this.bypassed = new PathRules(this.excluded);
-        this.maxWait = maxWait;
-        this.retryAfter = Long.toString(Durations.secondsUp(retryAfter));
+    SemaphoreFilter(WebLimit limit) {
+        this.limit = limit;
+        this.retryAfter = Long.toString(Durations.secondsUp(limit.retryAfter()));
+    }
+
+    /** What it limits, checked. */
+    WebLimit limit() {
+        return limit;
     }
 
     @Override
     protected boolean shouldNotFilter(HttpServletRequest request) {
-        String path = PATHS.getPathWithinApplication(request);
-        return bypassed.matchesAny(path) || !limited.matchesAny(path);
+        return !limit.limits(PATHS.getPathWithinApplication(request));
     }
 
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
+        Semaphore semaphore = limit.partitioned()
+                ? limit.select(PATHS.getPathWithinApplication(request), request::getHeader) : limit.semaphore();
         Permit permit;
         try {
-            permit = Refusals.acquire(semaphore, 1, maxWait);
+            permit = Refusals.acquire(semaphore, 1, limit.maxWait());
         } catch (PermitUnavailableException refusal) {
             PermitUnavailableExceptionResolver.send(request, response, refusal, retryAfter);
             return;
@@ -80,8 +75,7 @@ final class SemaphoreFilter extends OncePerRequestFilter {
 
     @Override
     public String toString() {
-        return "SemaphoreFilter[" + semaphore.name() + ", paths=" + patterns + ", exclude-paths=" + excluded
-                + ", max-wait=" + Durations.format(maxWait) + "]";
+        return "SemaphoreFilter[" + limit + "]";
     }
 
     /** Releases the request's permit when its asynchronous processing is complete. */

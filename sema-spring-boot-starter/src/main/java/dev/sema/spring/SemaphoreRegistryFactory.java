@@ -38,6 +38,7 @@ final class SemaphoreRegistryFactory {
                 String at = Settings.semaphore(name);
                 long permits = permits(at, config);
                 long maxPermits = maxPermits(at, config, permits);
+                ConfiguredPartitions partitions = ConfiguredPartitions.check(name, at, config, settings);
                 Semaphore semaphore;
                 if (config.redis()) {
                     if (redis == null) {
@@ -50,7 +51,7 @@ final class SemaphoreRegistryFactory {
                     semaphore = redis.open(name, config, permits, maxPermits, settings);
                     registry.add(name, semaphore, false);
                 } else {
-                    semaphore = local(name, at, config, permits, maxPermits);
+                    semaphore = local(name, at, config, permits, maxPermits, partitions);
                     registry.add(name, semaphore, true);
                 }
                 if (config.adaptive() != null) {
@@ -104,7 +105,7 @@ final class SemaphoreRegistryFactory {
     }
 
     private Semaphore local(String name, String at, SemaProperties.SemaphoreProperties config, long permits,
-            long maxPermits) {
+            long maxPermits, ConfiguredPartitions partitions) {
         if (config.lease() != null) {
             LOG.log(System.Logger.Level.WARNING, at + ".lease applies to Redis semaphores only (redis: true); ignored");
         }
@@ -128,6 +129,7 @@ final class SemaphoreRegistryFactory {
             }
             builder.refill(refill.permits(), refill.period());
         }
+        partitions.forEach(builder::partition);
         return builder.build();
     }
 
@@ -146,6 +148,12 @@ final class SemaphoreRegistryFactory {
             throw settings.invalid(at + ".refill.period", config.refill().period(), "refill applies to local"
                     + " semaphores only", "Remove " + at + ".refill, or make the semaphore local (" + at
                     + ".redis=false).");
+        }
+        if (!config.partitions().isEmpty()) {
+            // The Redis builder this starter is built against declares no partitions; a Redis semaphore's views
+            // would come through Semaphore.partition like a local one's.
+            throw settings.invalid(at + ".partitions", config.partitions(), "partitions apply to local semaphores"
+                    + " only", "Remove " + at + ".partitions, or make the semaphore local (" + at + ".redis=false).");
         }
     }
 

@@ -1,9 +1,12 @@
 package dev.sema.spring;
 
 import dev.sema.Semaphore;
+import dev.sema.internal.Partitioned;
+import dev.sema.internal.Partitioned.PartitionState;
 import dev.sema.internal.StateSource;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -23,8 +26,10 @@ import org.springframework.util.ClassUtils;
  * @param available {@code permits - held}, negative after the limit was lowered below what is held
  * @param queued waiters now queued
  * @param closed whether it is closed (for a Redis semaphore: in Redis, or this process's participation)
+ * @param partitions each partition's counts, in priority order; empty when it has none
  */
-record SemaphoreState(String kind, long permits, long maxPermits, long available, int queued, boolean closed) {
+record SemaphoreState(String kind, long permits, long maxPermits, long available, int queued, boolean closed,
+        List<PartitionState> partitions) {
     /** How long {@link #readAll} waits for the Redis semaphores' replies, in all. */
     static final Duration READ_TIMEOUT = Duration.ofSeconds(3);
 
@@ -123,15 +128,25 @@ record SemaphoreState(String kind, long permits, long maxPermits, long available
         return failure.getClass().getSimpleName() + ": " + Settings.redacted(failure.getMessage());
     }
 
-    /** Reads the counts now: one round trip for a Redis semaphore. */
+    /**
+     * Reads the counts now: one round trip for a Redis semaphore, and one more for its partitions' counts when it
+     * has partitions (read together, as {@link Partitioned#partitionStates()} reads them).
+     */
     static SemaphoreState read(Semaphore s) {
         String kind = kind(s);
         if (s instanceof StateSource source) {
             StateSource.State st = source.state();
-            return new SemaphoreState(kind, st.limit(), st.max(), st.available(), st.queued(), st.closed());
+            return new SemaphoreState(kind, st.limit(), st.max(), st.available(), st.queued(), st.closed(),
+                    partitions(s));
         }
         return new SemaphoreState(kind, s.permits(), s.maxPermits(), s.availablePermits(), s.queueLength(),
-                s.isClosed());
+                s.isClosed(), partitions(s));
+    }
+
+    /** A partitioned semaphore's partitions' counts, taken at one moment. */
+    private static List<PartitionState> partitions(Semaphore s) {
+        // partitionNames() first: asking an unpartitioned Redis semaphore would cost a round trip for nothing.
+        return s instanceof Partitioned p && !s.partitionNames().isEmpty() ? p.partitionStates() : List.of();
     }
 
     static String kind(Semaphore s) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import dev.sema.AdaptiveLimit;
 import dev.sema.Semaphore;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -27,6 +28,13 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  *                                           "available": 18, "queued": 0, "closed": false, "fairness": "FIFO",
  *                                           "adaptive": {"algorithm": "gradient", "minLimit": 4,
  *                                                        "maxLimit": 200, "limit": 20}},
+ *                                    "api": {"kind": "local", "permits": 100, "maxPermits": 100,
+ *                                           "available": 97, "queued": 1, "closed": false, "fairness": "FIFO",
+ *                                           "partitions": [
+ *                                             {"name": "checkout", "share": 0.6, "held": 2, "guarantee": 60,
+ *                                              "queued": 0},
+ *                                             {"name": "batch", "share": 0.1, "held": 1, "guarantee": 10,
+ *                                              "queued": 1}]},
  *                                    "fleet": {"kind": "redis", "error": "RedisSemaphoreException: ..."}}}
  * GET  /actuator/semaphores/db    {"kind": "local", "permits": 10, ...}; 404 for an unknown name, 503 with
  *                                 {"kind": "redis", "error": "..."} for one whose state cannot be read
@@ -40,7 +48,10 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * {@link AdaptiveLimit} ({@code sema.semaphores.<name>.adaptive}): its algorithm, its bounds
  * ({@code maxLimit} is the configured one capped by {@code maxPermits}), and the limit it last set or
  * adopted (for a Redis semaphore, the fleet's limit as this process last saw it, while {@code permits} is the
- * fleet's limit now).
+ * fleet's limit now). {@code partitions} is there only for a partitioned semaphore
+ * ({@code sema.semaphores.<name>.partitions}): each partition in priority order, with the permits its requests
+ * hold, its guarantee under the current limit and its own queue; the semaphore's {@code queued} counts every
+ * partition's queue and its own requests' queue together.
  *
  * <p>Over HTTP it must be exposed like any other endpoint
  * ({@code management.endpoints.web.exposure.include=semaphores}); the status codes come from
@@ -154,7 +165,9 @@ public class SemaphoresEndpoint {
                 AdaptiveLimit a = registry.adaptive(name).orElse(null);
                 yield new SemaphoreDescriptor(st.kind(), st.permits(), st.maxPermits(), st.available(),
                         st.queued(), st.closed(), s.fairness().name(), a == null ? null
-                                : new AdaptiveDescriptor(a.algorithm(), a.minLimit(), a.maxLimit(), a.limit()));
+                                : new AdaptiveDescriptor(a.algorithm(), a.minLimit(), a.maxLimit(), a.limit()),
+                        st.partitions().stream().map(p -> new PartitionDescriptor(p.name(), p.share(), p.used(),
+                                p.guarantee(), p.queued())).toList());
             }
             case SemaphoreState.Unreadable(String kind, String problem) -> new UnreadableDescriptor(kind, problem);
         };
@@ -187,11 +200,28 @@ public class SemaphoresEndpoint {
      * @param closed whether it is closed
      * @param fairness {@code FIFO} or {@code BARGING}
      * @param adaptive its adaptive limit, or {@code null} (left out of the JSON) when it has none
+     * @param partitions its partitions in priority order, empty (left out of the JSON) when it has none
      */
-    @JsonPropertyOrder({"kind", "permits", "maxPermits", "available", "queued", "closed", "fairness", "adaptive"})
+    @JsonPropertyOrder({"kind", "permits", "maxPermits", "available", "queued", "closed", "fairness", "adaptive",
+            "partitions"})
     public record SemaphoreDescriptor(String kind, long permits, long maxPermits, long available, int queued,
             boolean closed, String fairness,
-            @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable AdaptiveDescriptor adaptive) implements SemaphoreEntry {
+            @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable AdaptiveDescriptor adaptive,
+            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<PartitionDescriptor> partitions)
+            implements SemaphoreEntry {
+    }
+
+    /**
+     * One partition of a semaphore.
+     *
+     * @param name the partition's name
+     * @param share its share of the limit
+     * @param held the permits its requests hold
+     * @param guarantee the permits it is guaranteed: {@code floor(share × permits)}
+     * @param queued its requests waiting now
+     */
+    @JsonPropertyOrder({"name", "share", "held", "guarantee", "queued"})
+    public record PartitionDescriptor(String name, double share, long held, long guarantee, int queued) {
     }
 
     /**

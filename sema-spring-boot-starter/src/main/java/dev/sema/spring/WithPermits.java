@@ -67,6 +67,17 @@ import java.lang.annotation.Target;
  * }
  * }
  *
+ * <h2>Partitions</h2>
+ * With {@link #partition()}, the permits are those of a partition of the semaphore
+ * ({@code sema.semaphores.<name>.partitions}): its view ({@link dev.sema.Semaphore#partition(String)}), which shares
+ * the semaphore's limit with its guarantee and priority. A refusal then names the view ({@code "api/batch"}).
+ * {@snippet :
+ * @WithPermits(value = "api", partition = "batch", timeout = "2s")
+ * Report export(long id) {
+ *     return reports.render(id);
+ * }
+ * }
+ *
  * <h2>Interruption</h2>
  * A synchronous call whose wait is interrupted throws {@link PermitUnavailableException} (caused by the
  * {@link InterruptedException}) with the thread's interrupt status set again, and does not run the method.
@@ -80,11 +91,12 @@ import java.lang.annotation.Target;
  *
  * <h2>Checked at startup</h2>
  * When the bean is created, every annotated method is checked: the semaphore must be in the
- * {@link SemaphoreRegistry}, {@link #permits()} within {@code 0..maxPermits()}, the timeout readable, and the
+ * {@link SemaphoreRegistry}, the {@link #partition()} one of its partitions, {@link #permits()} within
+ * {@code 0..maxPermits()}, the timeout readable, and the
  * method neither a reactive one (a {@code Publisher}: the permits would be released before anything ran) nor
  * one returning another kind of {@code CompletionStage}, and the fallback must exist and fit. A mistake stops the
- * application with a message naming the method (and the fallback). {@link #value()}, {@link #timeout()} and
- * {@link #fallback()} may be property placeholders ({@code ${...}}).
+ * application with a message naming the method (and the fallback). {@link #value()}, {@link #partition()},
+ * {@link #timeout()} and {@link #fallback()} may be property placeholders ({@code ${...}}).
  *
  * <h2>Proxies</h2>
  * As with Spring's other method annotations, the call must come through the bean's proxy: a call from
@@ -102,6 +114,15 @@ public @interface WithPermits {
      * @return the semaphore's name, or a {@code ${...}} placeholder for it
      */
     String value();
+
+    /**
+     * The partition of the semaphore whose permits the call holds ({@code sema.semaphores.<name>.partitions}):
+     * {@code ""} (the default) for the semaphore's own, served after every partition's requests. A partition the
+     * semaphore does not have stops the application at startup.
+     *
+     * @return the partition's name, a {@code ${...}} placeholder for it, or {@code ""} for none
+     */
+    String partition() default "";
 
     /**
      * How many permits the call holds.

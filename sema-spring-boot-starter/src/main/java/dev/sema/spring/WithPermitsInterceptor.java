@@ -6,6 +6,7 @@ import dev.sema.Semaphore;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,9 +46,9 @@ final class WithPermitsInterceptor implements MethodInterceptor {
     /**
      * What one annotated method does.
      *
-     * @param semaphore the semaphore
-     * @param name its name in the registry, to find its adaptive limit (which a Redis semaphore gets only once it is
-     *        open)
+     * @param semaphore what a call acquires: the registry's semaphore, or the view of its partition, found once
+     * @param name the semaphore's name in the registry, to find its adaptive limit (which a Redis semaphore gets only
+     *        once it is open)
      * @param registry the registry
      * @param permits how many permits a call holds
      * @param timeout how long a call waits for them; {@code null}: as long as it takes; zero: not at all (a
@@ -243,10 +244,11 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         }
         String name = resolve(annotation.value());
         SemaphoreRegistry semaphores = registry.getObject();
-        Semaphore semaphore = semaphores.find(name).orElseThrow(() -> invalid(method, annotation, "value", name,
+        Semaphore parent = semaphores.find(name).orElseThrow(() -> invalid(method, annotation, "value", name,
                 "names no semaphore in the registry (" + (semaphores.all().isEmpty() ? "it has none"
                         : "it has " + semaphores.all().keySet()) + ")",
                 "Configure sema.semaphores." + name + ".permits, or correct the name."));
+        Semaphore semaphore = partition(method, annotation, name, parent);
         if (annotation.permits() < 0 || annotation.permits() > semaphore.maxPermits()) {
             throw invalid(method, annotation, "permits", String.valueOf(annotation.permits()), "must be between 0 and"
                     + " the semaphore's max-permits (" + semaphore.maxPermits() + ")", null);
@@ -266,7 +268,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         }
         // A Redis semaphore gets its adaptive limit once it is open in Redis, which may be after startup.
         if (annotation.droppedOn().length > 0 && semaphores.adaptive(name).isEmpty()
-                && !SemaphoreState.isRedis(semaphore)) {
+                && !SemaphoreState.isRedis(parent)) {
             LOG.log(System.Logger.Level.WARNING, () -> "@WithPermits(droppedOn = "
                     + Arrays.toString(annotation.droppedOn()) + ") on " + ClassUtils.getQualifiedMethodName(method)
                     + " has no effect: semaphore '" + name + "' has no adaptive limit (sema.semaphores." + name
@@ -279,6 +281,25 @@ final class WithPermitsInterceptor implements MethodInterceptor {
                 fallback, async, method);
         Plan raced = ofClass.putIfAbsent(method, plan);
         return raced == null ? plan : raced;
+    }
+
+    /** The view of the annotation's partition of {@code semaphore}, or {@code semaphore} itself when it names none. */
+    private Semaphore partition(Method method, WithPermits annotation, String name, Semaphore semaphore) {
+        String partition = resolve(annotation.partition()).trim();
+        if (partition.isEmpty()) {
+            return semaphore;
+        }
+        List<String> known = semaphore.partitionNames();
+        if (known.isEmpty()) {
+            throw invalid(method, annotation, "partition", partition, "semaphore '" + name + "' has no partitions",
+                    "Declare " + Settings.semaphore(name) + ".partitions, or remove the partition.");
+        }
+        if (!known.contains(partition)) {
+            throw invalid(method, annotation, "partition", partition, "names no partition of semaphore '" + name
+                    + "' (its partitions are " + known + ")", "Use one of " + known + ", or declare it under "
+                    + Settings.semaphore(name) + ".partitions.");
+        }
+        return semaphore.partition(partition);
     }
 
     private Duration timeout(Method method, WithPermits annotation) {

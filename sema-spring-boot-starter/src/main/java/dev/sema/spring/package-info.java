@@ -23,12 +23,17 @@
  *       redis: true                       # a RedisSemaphore of this name, shared by the fleet
  *       lease: 30s                        # Redis only; so is expire-when-idle
  *       adaptive: { algorithm: gradient, min-limit: 4, max-limit: 500 }  # or aimd; initial-limit too
+ *     api:
+ *       permits: 100
+ *       partitions: { checkout: 0.6, browse: 0.3, batch: 0.1 }   # order written = priority; local only
  *   web:                                  # inbound requests through one semaphore (servlet filter)
- *     semaphore: db
+ *     semaphore: api
  *     paths: /api/**                      # Ant-style, comma-separated; default /**
  *     max-wait: 0ms                       # how long a request may queue; default 0 (refuse at once)
  *     exclude-paths: /actuator/**         # default: the actuator's base path; never limited
  *     retry-after: 1s                     # the Retry-After of every 503
+ *     partition-header: X-Traffic-Class   # its value names the request's partition; wins over the paths
+ *     partition-paths: { checkout: /api/checkout/**, batch: /api/export/** }  # first match written wins
  * }
  *
  * <h2>Properties</h2>
@@ -67,6 +72,14 @@
  * <tr><td>{@code sema.semaphores.<name>.adaptive.min-limit}, {@code .max-limit}, {@code .initial-limit}</td>
  *     <td>1, {@code max-permits}, {@code permits}</td><td>The bounds the adaptive limit keeps to, and where it
  *     starts.</td></tr>
+ * <tr><td>{@code sema.semaphores.<name>.partitions.<partition>}</td><td>none</td><td>A partition of the limit
+ *     and its share, in {@code (0, 1]}, all adding up to at most 1 (API.md §11a): guaranteed
+ *     {@code floor(share × limit)} permits, and served before the partitions written after it. The order is the
+ *     one written in the file that declares them; a profile, environment variable or system property that changes
+ *     a share keeps the partition's place, one that adds a partition puts it last, and two or more declared only in
+ *     environment variables, system properties or command-line arguments (which have no order) stop the start.
+ *     The semaphore must be {@code fifo}; local semaphores only. Its view:
+ *     {@code registry.get(name).partition(partition)}.</td></tr>
  * <tr><td>{@code sema.metrics.per-sample-timers}</td><td>auto</td><td>{@code true}: the wait and hold timers are
  *     Micrometer timers fed one sample at a time, which follow {@code management.metrics.distribution} (percentile
  *     histograms with {@code _bucket} series, SLOs); {@code false}: Sema's own histograms, with p50 and p99
@@ -87,6 +100,14 @@
  * <tr><td>{@code sema.web.max-wait}</td><td>0</td><td>How long a request may wait for a permit; then 503.</td></tr>
  * <tr><td>{@code sema.web.retry-after}</td><td>1s</td><td>The {@code Retry-After} of every 503 answer (the
  *     filter's and {@code PermitUnavailableException}'s), in whole seconds (rounded up).</td></tr>
+ * <tr><td>{@code sema.web.partition-header}</td><td>none</td><td>A request header whose value names the
+ *     partition of {@code sema.web.semaphore} a request takes its permit of; a missing header or a value naming
+ *     no partition leaves the request to {@code partition-paths}, else to no partition (the semaphore's own
+ *     requests, served after every partition's). It wins over {@code partition-paths}. Clients can send it: use
+ *     it behind a proxy that sets or removes it.</td></tr>
+ * <tr><td>{@code sema.web.partition-paths.<partition>}</td><td>none</td><td>Ant-style patterns, comma-separated,
+ *     of the limited requests that take their permit of that partition: the first partition written with a
+ *     matching pattern wins; a request matching none is of no partition.</td></tr>
  * </tbody>
  * </table>
  * A name that is not lower-case letters, digits and dashes is written in brackets:
@@ -105,15 +126,17 @@
  * <li>Micrometer (sema-micrometer on the class path): every registry semaphore bound with
  *     {@code SemaphoreMetrics}, e.g. {@code sema_permits_limit{name="db"}} at {@code /actuator/prometheus}.</li>
  * <li>The actuator: the {@code semaphores} endpoint ({@link dev.sema.spring.SemaphoresEndpoint}; GET all, GET
- *     one, POST {@code {"permits": 20}}) and the {@code semaphores} health contributor (DOWN naming each Redis
- *     semaphore whose state cannot be read).</li>
+ *     one, POST {@code {"permits": 20}}; a partitioned semaphore with each partition's share, held permits,
+ *     guarantee and queue) and the {@code semaphores} health contributor (DOWN naming each Redis semaphore whose
+ *     state cannot be read).</li>
  * </ul>
  *
  * <h2>Startup and shutdown</h2>
  * A configuration mistake (a negative or missing {@code permits}, {@code max-permits} below it, an unknown
  * {@code fairness}, {@code redis: true} with no Redis, {@code sema.web.semaphore} naming no semaphore, a
  * {@code @WithPermits} naming none or a {@code fallback} that does not fit, {@code sema.web} on a semaphore whose
- * {@code max-permits} is 0, ...) stops the application at startup, and Spring Boot's failure report names the
+ * {@code max-permits} is 0, partitions' shares out of range or adding up to more than 1, a partition that
+ * {@code @WithPermits(partition)} or {@code sema.web.partition-*} names but the semaphore lacks, ...) stops the application at startup, and Spring Boot's failure report names the
  * property (or annotation), the value and where it was set. A Redis that cannot be reached does not, unless
  * {@code sema.redis.fail-fast} is set: see above. When the context closes, once the web server has stopped taking
  * requests: the adaptive limits are closed, then the local semaphores (their waiters fail; held permits can still

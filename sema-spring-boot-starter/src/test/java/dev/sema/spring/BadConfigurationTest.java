@@ -255,7 +255,7 @@ class BadConfigurationTest {
         };
     }
 
-    private static SemaConfigurationException failure(ApplicationContextAssertProvider<?> context) {
+    static SemaConfigurationException failure(ApplicationContextAssertProvider<?> context) {
         assertThat(context.getStartupFailure()).as("the startup failure").isNotNull();
         Throwable t = context.getStartupFailure();
         while (t != null && !(t instanceof SemaConfigurationException)) {

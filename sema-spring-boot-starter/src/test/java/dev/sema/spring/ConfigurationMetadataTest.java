@@ -31,7 +31,8 @@ class ConfigurationMetadataTest {
             }
         }
         assertThat(names).contains("sema.redis.uri", "sema.semaphores", "sema.web.semaphore", "sema.web.paths",
-                "sema.web.max-wait", "sema.web.retry-after", "sema.metrics.per-sample-timers",
+                "sema.web.max-wait", "sema.web.retry-after", "sema.web.partition-header", "sema.web.partition-paths",
+                "sema.metrics.per-sample-timers",
                 "management.endpoint.semaphores.access");
         JsonNode semaphores = find(metadata.get("properties"), "sema.semaphores");
         assertThat(semaphores.get("type").asString())

@@ -7,6 +7,7 @@ import dev.sema.redis.RedisSemaphoreException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,7 +30,7 @@ class SemaphoreStateTest {
         assertThat(readings.get("broken")).isEqualTo(new SemaphoreState.Unreadable("local",
                 "RedisSemaphoreException: cannot reach redis://app:***@10.0.0.1:6379"));
         assertThat(readings.get("db")).isEqualTo(new SemaphoreState.Readable(
-                new SemaphoreState("local", 3, 3, 3, 0, false)));
+                new SemaphoreState("local", 3, 3, 3, 0, false, List.of())));
     }
 
     /** A semaphore whose every count fails as a Redis semaphore's does when Redis cannot be reached. */

@@ -21,4 +21,15 @@ final class YamlFiles {
             throw new UncheckedIOException(e);
         }
     }
+
+    /** As {@link #load}, above every other source, as a profile's file is above application.yml. */
+    static void loadFirst(ConfigurableApplicationContext context, String file) {
+        try {
+            for (PropertySource<?> source : new YamlPropertySourceLoader().load(file, new ClassPathResource(file))) {
+                context.getEnvironment().getPropertySources().addFirst(source);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 }

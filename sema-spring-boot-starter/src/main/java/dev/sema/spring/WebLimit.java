@@ -1,0 +1,203 @@
+package dev.sema.spring;
+
+import dev.sema.Semaphore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+/**
+ * {@code sema.web}, checked once: which requests are limited, the semaphore (or the partition of it) each takes its
+ * permit of, how long it waits, and the {@code Retry-After} of a refusal. It knows nothing of servlets, so that a
+ * reactive filter can share it with {@link SemaphoreFilter}.
+ *
+ * <p>A request's partition: the one its {@code partition-header} names, when it names one; else the first of
+ * {@code partition-paths}, in declaration order, with a pattern that matches its path; else none, and the request is
+ * one of the semaphore's own (API.md §11c). The header comes first because it speaks of this one request (a proxy
+ * that knows the client marks it), where the paths are the rule for every request of a route.
+ */
+final class WebLimit {
+    static final String PARTITION_PATHS = "sema.web.partition-paths";
+
+    private final Semaphore semaphore;
+    private final List<String> patterns;
+    private final List<String> excluded;
+    private final PathRules limited;
+    private final PathRules bypassed;
+    private final Duration maxWait;
+    private final Duration retryAfter;
+    /** The header naming a request's partition, or {@code null}. */
+    private final String partitionHeader;
+    /** The views by partition name, for the header; empty without one. */
+    private final Map<String, Semaphore> views;
+    /** {@code partition-paths}, in declaration order: the rules and the views they lead to. */
+    private final List<String> pathPartitions;
+    private final PathRules[] partitionRules;
+    private final Semaphore[] partitionViews;
+
+    private WebLimit(Semaphore semaphore, List<String> patterns, List<String> excluded, Duration maxWait,
+            Duration retryAfter, String partitionHeader, Map<String, List<String>> partitionPaths) {
+        this.semaphore = semaphore;
+        this.patterns = List.copyOf(patterns);
+        this.excluded = List.copyOf(excluded);
+        this.limited = new PathRules(this.patterns);
+        this.bypassed = new PathRules(this.excluded);
+        this.maxWait = maxWait;
+        this.retryAfter = retryAfter;
+        this.partitionHeader = partitionHeader;
+        Map<String, Semaphore> byName = new HashMap<>();
+        if (partitionHeader != null) {
+            for (String partition : semaphore.partitionNames()) {
+                byName.put(partition, semaphore.partition(partition));
+            }
+        }
+        this.views = Map.copyOf(byName);
+        this.pathPartitions = List.copyOf(partitionPaths.keySet());
+        this.partitionRules = new PathRules[pathPartitions.size()];
+        this.partitionViews = new Semaphore[pathPartitions.size()];
+        for (int i = 0; i < pathPartitions.size(); i++) {
+            partitionRules[i] = new PathRules(partitionPaths.get(pathPartitions.get(i)));
+            partitionViews[i] = semaphore.partition(pathPartitions.get(i));
+        }
+    }
+
+    /**
+     * Checks {@code sema.web} against the registry.
+     *
+     * @param registry the semaphores
+     * @param web the properties
+     * @param defaultExcluded the {@code exclude-paths} when the application sets none
+     * @param settings for the order of {@code partition-paths} and the messages
+     * @return the checked limit
+     * @throws SemaConfigurationException naming the property and the value of the first mistake
+     */
+    static WebLimit check(SemaphoreRegistry registry, SemaProperties.Web web, List<String> defaultExcluded,
+            Settings settings) {
+        String name = web.semaphore().trim();
+        Semaphore semaphore = registry.find(name).orElseThrow(() -> settings.invalid("sema.web.semaphore", name,
+                "names no semaphore (" + (registry.all().isEmpty() ? "sema.semaphores configures none"
+                        : "there are " + registry.all().keySet()) + ")",
+                "Configure sema.semaphores." + name + ".permits, or set sema.web.semaphore to one of the"
+                        + " semaphores."));
+        if (semaphore.maxPermits() < 1) {
+            // Every filtered request would fail at request time (a request above the ceiling is a programming error).
+            throw settings.invalid("sema.web.semaphore", name, "each request takes 1 permit, but semaphore '" + name
+                    + "' has max-permits " + semaphore.maxPermits() + ", so no request could ever get one",
+                    "Set " + Settings.semaphore(name) + ".max-permits (or .permits) to 1 or more.");
+        }
+        if (web.maxWait().isNegative()) {
+            throw settings.invalid("sema.web.max-wait", web.maxWait(), "must not be negative", null);
+        }
+        if (web.retryAfter().isNegative()) {
+            throw settings.invalid("sema.web.retry-after", web.retryAfter(), "must not be negative", null);
+        }
+        List<String> paths = patterns(settings, "sema.web.paths", web.paths());
+        if (paths.isEmpty()) {
+            throw settings.invalid("sema.web.paths", String.join(",", web.paths()), "names no path",
+                    "Leave sema.web.paths out for /**, or list Ant-style patterns such as /api/**.");
+        }
+        List<String> excluded = web.excludePaths() != null ? patterns(settings, "sema.web.exclude-paths",
+                web.excludePaths()) : defaultExcluded;
+        String header = web.partitionHeader() == null || web.partitionHeader().isBlank() ? null
+                : web.partitionHeader().trim();
+        if (header != null && semaphore.partitionNames().isEmpty()) {
+            throw settings.invalid("sema.web.partition-header", header, "semaphore '" + name + "' has no partitions"
+                    + " for the header to name", "Declare " + Settings.semaphore(name) + ".partitions, or remove"
+                            + " sema.web.partition-header.");
+        }
+        Map<String, List<String>> partitionPaths = new LinkedHashMap<>();
+        for (String partition : settings.declared(PARTITION_PATHS, web.partitionPaths().keySet(), false,
+                "partition paths")) {
+            String property = Settings.key(PARTITION_PATHS, partition);
+            List<String> written = web.partitionPaths().get(partition);
+            List<String> known = semaphore.partitionNames();
+            if (!known.contains(partition)) {
+                throw settings.invalid(property, written == null ? null : String.join(",", written),
+                        "'" + partition + "' " + (known.isEmpty() ? "is no partition: semaphore '" + name
+                                + "' has no partitions" : "names no partition of semaphore '" + name
+                                + "' (its partitions are " + known + ")"),
+                        "Name one of the partitions of " + Settings.semaphore(name) + ".partitions.");
+            }
+            List<String> rules = patterns(settings, property, written == null ? List.of() : written);
+            if (rules.isEmpty()) {
+                throw settings.invalid(property, written == null ? null : String.join(",", written), "names no path",
+                        "List Ant-style patterns such as /api/export/**, or remove the partition from "
+                                + PARTITION_PATHS + ".");
+            }
+            partitionPaths.put(partition, rules);
+        }
+        return new WebLimit(semaphore, paths, excluded, web.maxWait(), web.retryAfter(), header, partitionPaths);
+    }
+
+    private static List<String> patterns(Settings settings, String property, List<String> written) {
+        List<String> patterns = written.stream().map(String::trim).filter(p -> !p.isEmpty()).toList();
+        for (String pattern : patterns) {
+            if (!pattern.startsWith("/")) {
+                throw settings.invalid(property, String.join(",", written), "'" + pattern + "' must start with /",
+                        "Write the paths as Ant-style patterns such as /api/**.");
+            }
+        }
+        return patterns;
+    }
+
+    /** Whether a request of this path (within the application) is limited. */
+    boolean limits(String path) {
+        return !bypassed.matchesAny(path) && limited.matchesAny(path);
+    }
+
+    /** Whether the semaphore a request takes its permit of depends on the request. */
+    boolean partitioned() {
+        return partitionHeader != null || partitionViews.length > 0;
+    }
+
+    /**
+     * The semaphore, or partition of it, that a limited request takes its permit of.
+     *
+     * @param path the request's path within the application
+     * @param headers the request's headers: a name's first value, or {@code null}
+     * @return the view of its partition, or the semaphore itself
+     */
+    Semaphore select(String path, UnaryOperator<String> headers) {
+        if (partitionHeader != null) {
+            String value = headers.apply(partitionHeader);
+            Semaphore view = value == null ? null : views.get(value.trim());
+            if (view != null) {
+                return view;
+            }
+        }
+        for (int i = 0; i < partitionRules.length; i++) {
+            if (partitionRules[i].matchesAny(path)) {
+                return partitionViews[i];
+            }
+        }
+        return semaphore;
+    }
+
+    Semaphore semaphore() {
+        return semaphore;
+    }
+
+    Duration maxWait() {
+        return maxWait;
+    }
+
+    Duration retryAfter() {
+        return retryAfter;
+    }
+
+    @Override
+    public String toString() {
+        List<String> partitions = new ArrayList<>();
+        if (partitionHeader != null) {
+            partitions.add("partition-header=" + partitionHeader);
+        }
+        if (!pathPartitions.isEmpty()) {
+            partitions.add("partition-paths=" + pathPartitions);
+        }
+        return semaphore.name() + ", paths=" + patterns + ", exclude-paths=" + excluded + ", max-wait="
+                + Durations.format(maxWait) + (partitions.isEmpty() ? "" : ", " + String.join(", ", partitions));
+    }
+}

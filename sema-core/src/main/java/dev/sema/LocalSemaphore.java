@@ -1213,8 +1213,8 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
     @Override
     public String toString() {
         long s = state;
-        return "Semaphore[name=" + name + ", permits=" + permits() + ", available=" + availablePermits()
-                + ", queued=" + queueLength() + ", closed=" + ((s & CLOSED) != 0) + "]";
+        return "Semaphore[name=" + name + ", "
+                + Failures.counts(permits(), availablePermits(), queueLength(), (s & CLOSED) != 0) + "]";
     }
 
     // ---------------------------------------------------------------- partitions (P rules: see Partitions)

@@ -81,4 +81,17 @@ public final class Failures {
         return new TimeoutException("timed out after " + timeout + " waiting for " + permits + " permits of "
                 + describe(semaphore));
     }
+
+    /**
+     * The counts as both engines' {@code toString} show them.
+     *
+     * @param permits the limit
+     * @param available the permits available (negative below what is held)
+     * @param queued the queue's length
+     * @param closed whether it is closed
+     * @return {@code permits=.., available=.., queued=.., closed=..}
+     */
+    public static String counts(long permits, long available, long queued, boolean closed) {
+        return "permits=" + permits + ", available=" + available + ", queued=" + queued + ", closed=" + closed;
+    }
 }

@@ -1032,9 +1032,8 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         String counts = "";
         if (r != null) {
             Protocol.Status s = r.status();
-            counts = ", as read " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - r.at()) + " ms ago: permits="
-                    + s.limit() + ", available=" + (s.limit() - s.used()) + ", queued=" + s.queued() + ", closed="
-                    + s.closed();
+            counts = ", as read " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - r.at()) + " ms ago: "
+                    + Failures.counts(s.limit(), s.limit() - s.used(), s.queued(), s.closed());
         }
         return "RedisSemaphore[name=" + name + ", lease=" + lease + (left ? ", left" : "") + counts + "]";
     }

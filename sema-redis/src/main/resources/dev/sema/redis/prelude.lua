@@ -16,8 +16,9 @@ local NEVER = 9007199254740991 -- 2^53 - 1: 'due' when no deadline is stored
 
 local NOW_MS, NOW_US = nil, nil
 local CREATED = false -- this script created the semaphore (its meta is written even if nothing else changes)
--- The meta fields, as numbers (integers below 2^53, exact in a Lua double).
-local limit, max, used, fence, seq, closed, idle, due, qlen
+-- The meta fields, as numbers (integers below 2^53, exact in a Lua double); pv: the whole meta value of a
+-- partitioned semaphore (schema 5, see partitions.lua), nil for any other.
+local limit, max, used, fence, seq, closed, idle, due, qlen, pv
 
 -- Reads the meta value: one GET, which also checks the schema. Creates the semaphore when the key is
 -- missing and the caller gave its limit (the creation argument). A semaphore of an older schema (1 or 2: a hash; 3: waiters in
@@ -34,6 +35,17 @@ do
       _, limit, max, used, fence, seq, closed, idle, due, qlen = struct.unpack(META, v)
     elseif #v == META_SIZE and ver == 3 then
       return {'ERR_UPGRADE'}
+    elseif ver == 5 and #v > META_SIZE + 16 then
+      -- Partitioned (API.md §11a): schema 4's fields, then the partitions (partitions.lua). Only a script
+      -- given every partition's queue key runs on it; any other replies with the stored partitions, which
+      -- a handle being built takes as its own (the stored partitions win, like the stored limit).
+      local n = struct.unpack('<d', v, META_SIZE + 1)
+      if #KEYS ~= 4 + n then
+        return {'ERR_LAYOUT', string.sub(v, META_SIZE + 17 + 24 * n)}
+      end
+      local _
+      _, limit, max, used, fence, seq, closed, idle, due, qlen = struct.unpack(META, v)
+      pv = v
     elseif #v > 0 and ver < 32 then
       err = 'has schema version ' .. ver .. ', expected ' .. VERSION
     else
@@ -52,20 +64,29 @@ do
     end
   else
     -- The creation argument, '+limit ceiling idleMs', comes last, and only in a call resent after the
-    -- reply ERR_MISSING: every argument costs Redis a string and a table slot in every call.
+    -- reply ERR_MISSING: every argument costs Redis a string and a table slot in every call. A
+    -- partitioned semaphore's (a script given its partitions' queue keys) goes on with ' ' and the
+    -- partitions as stored (partitions.lua).
     local c = ARGV[#ARGV] or ''
     if string.byte(c) ~= 43 then
       return {'ERR_MISSING'}
     end
-    local l, m, i = string.match(c, '^%+(%d+) (%d+) (%d+)$')
-    if not l then
-      return {'ERR_CORRUPT', K_META .. ' cannot be created from "' .. c .. '": not "+limit ceiling idleMs"'}
+    local l, m, i, spec = string.match(c, '^%+(%d+) (%d+) (%d+)(.*)$')
+    if not l or (spec == '') ~= (#KEYS == 4) then
+      return {'ERR_CORRUPT', K_META .. ' cannot be created from "' .. c .. '": not "+limit ceiling idleMs"'
+          .. (#KEYS == 4 and '' or ' and the partitions of its ' .. (#KEYS - 4) .. ' queue keys')}
     end
     limit, max, used, fence, seq, closed, idle, due, qlen = tonumber(l), tonumber(m), 0, 0, 0, 0, tonumber(i), NEVER, 0
     CREATED = true
     -- The rest of the state went with the meta key (a restart without persistence, a deleted key):
     -- start clean so that S1 and S3 hold. Holders learn on their next renewal.
     redis.call('DEL', K_HOLD, K_LEASE, K_QUEUE)
+    if spec ~= '' then
+      local n = #KEYS - 4
+      pv = struct.pack(META, 5, limit, max, used, fence, seq, closed, idle, due, qlen) .. struct.pack('<dd', n, -1)
+          .. string.rep(struct.pack('<ddd', 0, 0, 0), n) .. string.sub(spec, 2)
+      redis.call('DEL', unpack(KEYS, 5))
+    end
   end
   if err then
     return {'ERR_CORRUPT', K_META .. ' ' .. err}

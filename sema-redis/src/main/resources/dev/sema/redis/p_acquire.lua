@@ -6,8 +6,9 @@
 local id, permits, lease, slot = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5])
 -- Fast paths, as acquire.lua's (open, no idle expiry, nothing due), when the slot's capacity is known
 -- without reading a head: nobody waits in any slot (no earmark, no higher head: the capacity is what is
--- free), or the request joins a queue that is not empty, or nobody else waits and it does not fit. They
--- write the meta fields they change and the slot's own (SETRANGE at 89 + 24 x slot: held, queue length).
+-- free), or the request joins a queue that is not empty, or nobody else waits and it does not fit. Each
+-- writes the meta fields it changes, its slot's among them, with one SETRANGE (schema 5 keeps them side by
+-- side; the partitions' fields in between are copied as read), and 'due' apart in the rare case it moves.
 if pv and not CREATED and permits and lease and slot and closed == 0 and idle == 0 and permits > 0
     and permits <= max then
   local t = redis.call('TIME')
@@ -21,26 +22,25 @@ if pv and not CREATED and permits and lease and slot and closed == 0 and idle ==
       if redis.call('HSETNX', K_HOLD, id, struct.pack('<ddd', permits, tok, slot)) == 1 then
         local d = NOW_MS + lease
         redis.call('ZADD', K_LEASE, string.format('%d', d), id)
-        if d < due then -- S4: used to qlen, the last seven fields
-          redis.call('SETRANGE', K_META, META_USED, struct.pack('<ddddddd', used + permits, tok, seq, closed, idle,
-              d, qlen))
-        else
-          redis.call('SETRANGE', K_META, META_USED, struct.pack('<dd', used + permits, tok))
+        if d < due then -- S4
+          redis.call('SETRANGE', K_META, '57', struct.pack('<d', d))
         end
-        if slot < np then -- the parent's own holding is not stored
-          local at = 89 + 24 * slot
-          redis.call('SETRANGE', K_META, string.format('%d', at), struct.pack('<d', struct.unpack('<d', pv, at + 1)
-              + permits))
+        -- fence and used, then the partitions' held permits up to the slot's (the parent's own is not stored)
+        local value = struct.pack('<dd', tok, used + permits)
+        if slot < np then
+          local at = 90 + 8 * np + 8 * slot
+          value = value .. string.sub(pv, 90 + 8 * np, at - 1) .. struct.pack('<d', struct.unpack('<d', pv, at) + permits)
         end
+        redis.call('SETRANGE', K_META, string.format('%d', 73 + 8 * np), value)
         return tok
       end
     else
       local q = qlen
       if slot < np then
-        q = struct.unpack('<d', pv, 98 + 24 * slot)
+        q = struct.unpack('<d', pv, 74 + 8 * slot)
       else
         for i = 0, np - 1 do
-          q = q - struct.unpack('<d', pv, 98 + 24 * i)
+          q = q - struct.unpack('<d', pv, 74 + 8 * i)
         end
       end
       local ttl, cid = tonumber(ARGV[4]), string.match(id, '^(.+):')
@@ -49,11 +49,12 @@ if pv and not CREATED and permits and lease and slot and closed == 0 and idle ==
         local d = NOW_MS + ttl
         redis.call('ZADD', slot < np and KEYS[5 + slot] or K_QUEUE, string.format('%d', seq + 1), id)
         redis.call('ZADD', K_LEASE, string.format('%d', d), id)
-        redis.call('SETRANGE', K_META, META_SEQ, struct.pack('<ddddd', seq + 1, closed, idle, (d < due and d or due),
-            qlen + 1))
+        -- seq, due and qlen, then the partitions' queue lengths up to the slot's
+        local value = struct.pack('<ddd', seq + 1, (d < due and d or due), qlen + 1)
         if slot < np then
-          redis.call('SETRANGE', K_META, string.format('%d', 97 + 24 * slot), struct.pack('<d', q + 1))
+          value = value .. string.sub(pv, 74, 73 + 8 * slot) .. struct.pack('<d', q + 1)
         end
+        redis.call('SETRANGE', K_META, '49', value)
         return 'QUEUED'
       end
     end

@@ -10,12 +10,16 @@
 -- KEYS: common.lua's four, then one queue per partition (5 + i: partition i's, ZSET waiterId -> arrival
 -- seq); the parent's own requests queue in KEYS[4]. A script is given every partition's queue key, so their
 -- number is the number of partitions, checked against the stored one by the prelude.
--- meta, schema 5: schema 4's 73 bytes (version 5), then struct '<dd' (the number of partitions, and the
--- limit the stored guarantees were computed for, -1 for none), then '<ddd' per partition (the permits its
--- grants hold, its queue's length, its guarantee), then the partitions as declared, as text: 'D s' per
--- partition, ';'-separated (the share is D x 10^-s exactly: the decimal it was written as, so that 0.29 of
--- 100 is 29), then '|', then each name as its length in bytes, ':' and the name (read by the clients only).
--- The parent's own holding and queue length are not stored: used and qlen less the partitions'.
+-- meta, schema 5: schema 4's fields in another order, with the partitions' beside the fields they change
+-- with, so that a fast path writes them all with one SETRANGE (unchanged bytes copied from the value read):
+-- struct '<Bddddddddd' (version 5, limit, ceiling, closed, idle, n: the number of partitions, gfor: the
+-- limit the stored guarantees were computed for or -1, seq, due, qlen), then each partition's queue length
+-- (n doubles), then '<dd' fence and used, then each partition's held permits (n), then each one's guarantee
+-- (n), then the partitions as declared, as text: 'D s' per partition, ';'-separated (the share is D x 10^-s
+-- exactly: the decimal it was written as, so that 0.29 of 100 is 29), then '|', then each name as its length,
+-- ':' and the name (read by the clients only). Byte offsets: q_i at 73 + 8i, fence at 73 + 8n, used at
+-- 81 + 8n, held_i at 89 + 8n + 8i, g_i at 89 + 16n + 8i, the text at 89 + 24n. The parent's own holding and
+-- queue length are not stored: used and qlen less the partitions'.
 -- holders values: as in schema 4, with the slot as a third double: a grant '<ddd' permits, token, slot; a
 -- queued request '<ddd' -1 - permits, lease, slot, then the clientId.
 --
@@ -27,8 +31,6 @@
 --  Q3: a request enters only its own slot's queue, and only behind a non-empty queue or when it cannot be
 --      served (capacity); a new head never raises another slot's capacity, so an enqueue serves nobody.
 local NP = #KEYS - 4
-local SECTION = 73 -- the section's offset in the meta value
-local SLOTS_AT = SECTION + 16 -- the first partition's fields' offset
 local SPEC = nil -- the partitions as declared: the meta value's tail, written back as read
 -- Each slot's queue head as read by this script: {id, p, lease, cid, idle}, false when the queue is empty,
 -- nil when not read yet or changed since.
@@ -346,16 +348,17 @@ begin = function(self_id, lazy)
   SELF = self_id
   M = {limit = limit, max = max, used = used, fence = fence, seq = seq, closed = closed, idle = idle,
        due = due, qlen = qlen, held = {}, q = {}, g = {}}
-  local _, gfor = struct.unpack('<dd', pv, SECTION + 1)
-  M.gfor = gfor
-  local held, queued, pos = 0, 0, SLOTS_AT + 1
+  M.gfor = struct.unpack('<d', pv, 42)
+  local held, queued = 0, 0
   for s = 0, NP - 1 do
-    M.held[s], M.q[s], M.g[s], pos = struct.unpack('<ddd', pv, pos)
+    M.q[s] = struct.unpack('<d', pv, 74 + 8 * s)
+    M.held[s] = struct.unpack('<d', pv, 90 + 8 * NP + 8 * s)
+    M.g[s] = struct.unpack('<d', pv, 90 + 16 * NP + 8 * s)
     held = held + M.held[s]
     queued = queued + M.q[s]
   end
   M.held[NP], M.q[NP], M.g[NP] = M.used - held, M.qlen - queued, 0
-  SPEC = string.sub(pv, pos)
+  SPEC = string.sub(pv, 90 + 24 * NP)
   if (not lazy or M.qlen > 0 or M.idle > 0) and reap() then
     grant_loop()
   end
@@ -364,10 +367,16 @@ end
 
 save_meta = function()
   if dirty or CREATED then
-    local parts = {struct.pack(META, 5, M.limit, M.max, M.used, M.fence, M.seq, M.closed, M.idle, M.due, M.qlen),
-        struct.pack('<dd', NP, M.gfor)}
+    local parts = {struct.pack(META, 5, M.limit, M.max, M.closed, M.idle, NP, M.gfor, M.seq, M.due, M.qlen)}
     for s = 0, NP - 1 do
-      parts[#parts + 1] = struct.pack('<ddd', M.held[s], M.q[s], M.g[s])
+      parts[#parts + 1] = struct.pack('<d', M.q[s])
+    end
+    parts[#parts + 1] = struct.pack('<dd', M.fence, M.used)
+    for s = 0, NP - 1 do
+      parts[#parts + 1] = struct.pack('<d', M.held[s])
+    end
+    for s = 0, NP - 1 do
+      parts[#parts + 1] = struct.pack('<d', M.g[s])
     end
     parts[#parts + 1] = SPEC
     redis.call('SET', K_META, table.concat(parts), 'KEEPTTL')

@@ -36,15 +36,15 @@ do
     elseif #v == META_SIZE and ver == 3 then
       return {'ERR_UPGRADE'}
     elseif ver == 5 and #v > META_SIZE + 16 then
-      -- Partitioned (API.md §11a): schema 4's fields, then the partitions (partitions.lua). Only a script
-      -- given every partition's queue key runs on it; any other replies with the stored partitions, which
-      -- a handle being built takes as its own (the stored partitions win, like the stored limit).
-      local n = struct.unpack('<d', v, META_SIZE + 1)
+      -- Partitioned (API.md §11a): schema 4's fields in another order, with the partitions' (partitions.lua).
+      -- Only a script given every partition's queue key runs on it; any other replies with the stored
+      -- partitions, which a handle being built takes as its own (the stored ones win, like the stored limit).
+      local _, n
+      _, limit, max, closed, idle, n, _, seq, due, qlen = struct.unpack(META, v)
       if #KEYS ~= 4 + n then
         return {'ERR_LAYOUT', string.sub(v, META_SIZE + 17 + 24 * n)}
       end
-      local _
-      _, limit, max, used, fence, seq, closed, idle, due, qlen = struct.unpack(META, v)
+      fence, used = struct.unpack('<dd', v, META_SIZE + 1 + 8 * n)
       pv = v
     elseif #v > 0 and ver < 32 then
       err = 'has schema version ' .. ver .. ', expected ' .. VERSION
@@ -83,8 +83,8 @@ do
     redis.call('DEL', K_HOLD, K_LEASE, K_QUEUE)
     if spec ~= '' then
       local n = #KEYS - 4
-      pv = struct.pack(META, 5, limit, max, used, fence, seq, closed, idle, due, qlen) .. struct.pack('<dd', n, -1)
-          .. string.rep(struct.pack('<ddd', 0, 0, 0), n) .. string.sub(spec, 2)
+      pv = struct.pack(META, 5, limit, max, closed, idle, n, -1, seq, due, qlen) .. string.rep(struct.pack('<d', 0), n)
+          .. struct.pack('<dd', fence, used) .. string.rep(struct.pack('<dd', 0, 0), n) .. string.sub(spec, 2)
       redis.call('DEL', unpack(KEYS, 5))
     end
   end

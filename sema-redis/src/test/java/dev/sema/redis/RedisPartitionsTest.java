@@ -345,6 +345,67 @@ class RedisPartitionsTest extends RedisTestSupport {
         check();
     }
 
+    @Test
+    void aWholeReleaseServesTheOnlyPartitionWithWaitersWhicheverPartitionsBothAreOf() throws Exception {
+        // p_release.lua's fast path: every waiter in one slot, whose counts change with the releaser's.
+        RedisSemaphore api = api();
+        RedisSemaphore checkout = api.partition("checkout");
+        RedisSemaphore browse = api.partition("browse");
+        Permit checkoutHolds = checkout.tryAcquire(7).orElseThrow();
+        Permit batchHolds = api.partition("batch").tryAcquire(1).orElseThrow();
+        Permit browseHolds = browse.tryAcquire(1).orElseThrow();
+        Permit ownHolds = api.tryAcquire(1).orElseThrow(); // all 10 held
+        // batch to browse
+        CompletableFuture<Permit> f = browse.acquireAsync(1);
+        awaitQueueLength(api, 1);
+        batchHolds.close();
+        assertThat(api.queueLength()).isZero();
+        Permit b1 = granted(f);
+        assertThat(held(api)).containsExactly(7L, 2L, 0L, 1L);
+        check();
+        // browse to browse
+        f = browse.acquireAsync(1);
+        awaitQueueLength(api, 1);
+        browseHolds.close();
+        assertThat(api.queueLength()).isZero();
+        Permit b2 = granted(f);
+        assertThat(held(api)).containsExactly(7L, 2L, 0L, 1L);
+        check();
+        // the parent's own to checkout
+        f = checkout.acquireAsync(1);
+        awaitQueueLength(api, 1);
+        ownHolds.close();
+        assertThat(api.queueLength()).isZero();
+        Permit c1 = granted(f);
+        assertThat(held(api)).containsExactly(8L, 2L, 0L, 0L);
+        check();
+        // checkout to the parent's own
+        f = api.acquireAsync(1);
+        awaitQueueLength(api, 1);
+        c1.close();
+        assertThat(api.queueLength()).isZero();
+        Permit o1 = granted(f);
+        assertThat(held(api)).containsExactly(7L, 2L, 0L, 1L);
+        check();
+        // a head that does not fit yet: the release alone, then the next one serves it
+        f = checkout.acquireAsync(2);
+        awaitQueueLength(api, 1);
+        o1.close();
+        assertThat(api.queueLength()).isOne();
+        assertThat(held(api)).containsExactly(7L, 2L, 0L, 0L);
+        check();
+        b1.close();
+        assertThat(api.queueLength()).isZero();
+        Permit c2 = granted(f);
+        assertThat(held(api)).containsExactly(9L, 1L, 0L, 0L);
+        check();
+        checkoutHolds.close();
+        b2.close();
+        c2.close();
+        assertThat(api.availablePermits()).isEqualTo(10);
+        check();
+    }
+
     // ---------------------------------------------------------------- resizing
 
     @Test

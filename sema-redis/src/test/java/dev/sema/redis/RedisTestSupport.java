@@ -178,17 +178,15 @@ abstract class RedisTestSupport {
      */
     static void checkPartitionInvariants(RedisClusterCommands<String, String> redis, String semaphore) {
         String p = "sem:{" + semaphore + "}:";
-        Map<String, Long> meta = meta(redis, semaphore);
-        assertThat(meta.get("ver")).as("schema 5: partitioned").isEqualTo(5L);
-        long limit = meta.get("limit");
-        long used = meta.get("used");
-        assertThat(limit).as("limit").isBetween(0L, meta.get("max"));
-        // n, then per partition held, queue length, guarantee; then per grant its permits and slot; then per
-        // slot its queue's ids with each entry's first field and slot.
+        // The meta value of schema 5 (partitions.lua): version, limit, max, used, qlen, due, n, then per partition
+        // its queue length and held permits; then per grant its permits and slot; then per slot its queue's ids
+        // with each entry's first field and slot.
         List<Object> dump = redis.eval("local v = redis.call('GET', KEYS[1])"
-                + " local n = struct.unpack('<d', v, 74) local out = {n} local pos = 90"
-                + " for i = 1, n do local h, q, g h, q, g, pos = struct.unpack('<ddd', v, pos)"
-                + "   out[#out + 1] = h out[#out + 1] = q end"
+                + " local ver, limit, max, closed, idle, n, gfor, seq, due, qlen = struct.unpack('<Bddddddddd', v)"
+                + " local fence, used = struct.unpack('<dd', v, 74 + 8 * n)"
+                + " local out = {ver, limit, max, used, qlen, due, n}"
+                + " for i = 0, n - 1 do out[#out + 1] = struct.unpack('<d', v, 74 + 8 * i)"
+                + "   out[#out + 1] = struct.unpack('<d', v, 90 + 8 * n + 8 * i) end"
                 + " local grants = {} for _, e in ipairs(redis.call('HVALS', KEYS[2])) do"
                 + "   local a, b, s = struct.unpack('<ddd', e) if a > 0 then grants[#grants + 1] = a"
                 + "   grants[#grants + 1] = s end end out[#out + 1] = grants"
@@ -197,21 +195,28 @@ abstract class RedisTestSupport {
                 + "     if e then local a, b, es = struct.unpack('<ddd', e) q[#q + 1] = a q[#q + 1] = es"
                 + "     else q[#q + 1] = 'missing' q[#q + 1] = -1 end end out[#out + 1] = q end"
                 + " return out", io.lettuce.core.ScriptOutputType.MULTI, p + "meta", p + "holders", p + "queue");
-        int n = (int) (long) (Long) dump.get(0);
+        assertThat((Long) dump.get(0)).as("schema 5: partitioned").isEqualTo(5L);
+        long limit = (Long) dump.get(1);
+        long used = (Long) dump.get(3);
+        long qlen = (Long) dump.get(4);
+        long due = (Long) dump.get(5);
+        int n = (int) (long) (Long) dump.get(6);
+        assertThat(limit).as("limit").isBetween(0L, (Long) dump.get(2));
         long[] storedHeld = new long[n + 1];
         long[] storedQueued = new long[n + 1];
         long heldSum = 0;
         long queuedSum = 0;
         for (int i = 0; i < n; i++) {
-            storedHeld[i] = (Long) dump.get(1 + 2 * i);
-            storedQueued[i] = (Long) dump.get(2 + 2 * i);
+            storedQueued[i] = (Long) dump.get(7 + 2 * i);
+            storedHeld[i] = (Long) dump.get(8 + 2 * i);
             heldSum += storedHeld[i];
             queuedSum += storedQueued[i];
         }
         storedHeld[n] = used - heldSum;
-        storedQueued[n] = meta.get("qlen") - queuedSum;
+        storedQueued[n] = qlen - queuedSum;
+        int at = 7 + 2 * n;
         @SuppressWarnings("unchecked")
-        List<Long> grants = (List<Long>) dump.get(1 + 2 * n);
+        List<Long> grants = (List<Long>) dump.get(at);
         long[] grantHeld = new long[n + 1];
         long total = 0;
         for (int j = 0; j < grants.size(); j += 2) {
@@ -222,11 +227,11 @@ abstract class RedisTestSupport {
         assertThat(redis.zcard(p + "leases")).as("one deadline per entry (S1)").isEqualTo(redis.hlen(p + "holders"));
         assertThat(storedHeld).as("each slot's held == its grants (Q1)").containsExactly(grantHeld);
         List<Long> requests = requestedPermits(redis, semaphore);
-        assertThat((long) requests.size()).as("queued requests in holders (S3)").isEqualTo(meta.get("qlen"));
+        assertThat((long) requests.size()).as("queued requests in holders (S3)").isEqualTo(qlen);
         List<Protocol.Slot> slots = statusSlots(redis, semaphore, n);
         for (int s = 0; s <= n; s++) {
             @SuppressWarnings("unchecked")
-            List<Object> q = (List<Object>) dump.get(2 + 2 * n + s);
+            List<Object> q = (List<Object>) dump.get(at + 1 + s);
             assertThat((long) q.size() / 2).as("slot " + s + "'s queue length (Q2)").isEqualTo(storedQueued[s]);
             for (int j = 0; j < q.size(); j += 2) {
                 assertThat(q.get(j)).as("slot " + s + " queue entry " + j / 2 + " is a request").isInstanceOf(Long.class);
@@ -244,7 +249,6 @@ abstract class RedisTestSupport {
                 }
             }
         }
-        long due = meta.get("due");
         List<ScoredValue<String>> first = redis.zrangeWithScores(p + "leases", 0, 0);
         if (!first.isEmpty()) {
             assertThat(due).as("due <= the earliest deadline (S4)").isLessThanOrEqualTo((long) first.get(0).getScore());

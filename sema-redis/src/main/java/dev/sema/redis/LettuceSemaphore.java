@@ -133,10 +133,10 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     /** The handle: this, or for a partition's view the handle it is a view of (L10). */
     private final LettuceSemaphore root;
     /**
-     * The slot of this object's requests on a partitioned semaphore (partitions.lua): a view's partition index,
-     * or the number of partitions for the handle's own requests; -1 when not partitioned.
+     * The slot of this object's requests on a partitioned semaphore (p_acquire.lua): a view's partition index;
+     * -1 for the handle's own requests (of no partition), which the scripts place after every stored partition.
      */
-    private volatile int slot = -1;
+    private final int slot;
     /** The partitions stored in Redis, which win over the builder's (null: none); the handle's only. */
     private volatile PartitionSpec partitions;
     /** The views, in priority order; empty for a view and when not partitioned. */
@@ -200,6 +200,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         this.replicasTimeout = o.replicasTimeout();
         this.options = o;
         this.root = this;
+        this.slot = -1;
         this.waiting = new ConcurrentHashMap<>();
         this.held = new ConcurrentHashMap<>();
         this.cancelsDue = ConcurrentHashMap.newKeySet();
@@ -241,7 +242,6 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                 o.create() ? Long.toString(o.ceiling()) : "", o.create() ? Long.toString(o.expireWhenIdle().toMillis()) : "",
                 spec);
         partitions = spec;
-        slot = spec == null ? -1 : spec.size();
         protocol = p;
         blocking = p.forBlockingCallers();
     }

@@ -32,7 +32,7 @@ final class Protocol {
     private final String create;
     /** Whether replies complete on the connection's I/O thread (see {@link #forBlockingCallers()}). */
     private final boolean direct;
-    /** Whether the semaphore is partitioned (API.md §11a): the P_ scripts, one more key per partition. */
+    /** Whether the semaphore is partitioned (API.md §11a): the P_ scripts, and the request's slot in ACQUIRE. */
     private final boolean partitioned;
 
     /**
@@ -47,15 +47,8 @@ final class Protocol {
         this.owner = owner;
         this.describe = describe;
         String prefix = "sem:{" + name + "}:";
-        int n = partitions == null ? 0 : partitions.size();
-        this.keys = new String[4 + n];
-        keys[0] = prefix + "meta";
-        keys[1] = prefix + "holders";
-        keys[2] = prefix + "leases";
-        keys[3] = prefix + "queue";
-        for (int i = 0; i < n; i++) {
-            keys[4 + i] = prefix + "queue:" + i; // partition i's queue (partitions.lua)
-        }
+        // A partitioned semaphore has the same keys: its queue holds every partition's requests (partitions.lua).
+        this.keys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue"};
         this.upgradeKeys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue",
                 prefix + "waiters", prefix + "wlive"};
         this.create = initLimit.isEmpty() ? "" : "+" + initLimit + " " + initMax + " " + initIdle
@@ -155,7 +148,8 @@ final class Protocol {
     /**
      * @param id the handle's clientId, ':' and a counter (acquire.lua reads a waiter's wake-up channel from it)
      * @param mode try, wait, idle (an awaitIdle) or drain; a try and a drain never queue
-     * @param slot on a partitioned semaphore, the request's slot (p_acquire.lua); ignored otherwise
+     * @param slot on a partitioned semaphore, the request's partition, -1 for none (p_acquire.lua); ignored
+     *        otherwise
      */
     CompletableFuture<Acquired> acquire(String id, long permits, String leaseMs, String ttlMs, String mode,
             int slot) {

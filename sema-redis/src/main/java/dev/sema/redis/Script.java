@@ -16,7 +16,8 @@ import java.util.HexFormat;
  * path itself. {@link #UPGRADE} is the exception: one file, run only when a script finds an older schema. Run as EVALSHA by its SHA-1, with EVAL as the fallback when the server does not know it
  * (NOSCRIPT: first use, or after a restart or {@code SCRIPT FLUSH}).
  *
- * <p>A partitioned semaphore (API.md §11a) has scripts of its own, the {@code P_} twins: {@code partitions.lua}
+ * <p>A partitioned semaphore (API.md §11a) has scripts of its own, the {@code P_} twins, whose prelude is told
+ * so (the line {@value #PARTITIONED} becomes {@value #PARTITIONED_LINE}): {@code partitions.lua}
  * comes after common.lua and replaces those of its functions whose work differs, and an operation whose fast
  * path or rest differs has a {@code p_} file: its fast path before {@value #COMMON}, and after it its own rest,
  * or nothing for the operation's usual rest. An unpartitioned semaphore's scripts are the same as without
@@ -48,6 +49,9 @@ enum Script {
 
     /** The line of an operation's file where common.lua goes (else: before the whole file). */
     static final String COMMON = "--@common";
+    /** The line of prelude.lua that a partitioned semaphore's scripts replace with {@link #PARTITIONED_LINE}. */
+    static final String PARTITIONED = "--@partitioned";
+    static final String PARTITIONED_LINE = "partitioned = true";
 
     private final String file;
     /** For a partitioned semaphore's script: its {@code p_} file ("" for none); null for the others. */
@@ -100,8 +104,9 @@ enum Script {
     }
 
     /**
-     * A partitioned semaphore's script: prelude, the {@code p_} file's fast path, common, partitions, then the
-     * {@code p_} file's rest, or the operation's own rest when the {@code p_} file has none (or there is none).
+     * A partitioned semaphore's script: prelude (telling it that it is one), the {@code p_} file's fast path,
+     * common, partitions, then the {@code p_} file's rest, or the operation's own rest when the {@code p_} file
+     * has none (or there is none).
      */
     static String composePartitioned(String prelude, String common, String partitions, String op, String pOp) {
         int at = pOp.indexOf(COMMON + "\n");
@@ -111,7 +116,8 @@ enum Script {
             int o = op.indexOf(COMMON + "\n");
             rest = o < 0 ? op : op.substring(o + COMMON.length() + 1);
         }
-        return prelude + "\n" + fast + common + "\n" + partitions + "\n" + rest;
+        return prelude.replace(PARTITIONED + "\n", PARTITIONED_LINE + "\n") + "\n" + fast + common + "\n" + partitions
+                + "\n" + rest;
     }
 
     private static String read(String name) {

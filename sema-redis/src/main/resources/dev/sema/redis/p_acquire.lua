@@ -1,6 +1,6 @@
 -- ACQUIRE of a partitioned semaphore (API.md §11a; partitions.lua). ARGV[1..5]: acquire.lua's four, then the
--- slot of the request: a partition's index in priority order, or the number of partitions for the parent's
--- own. Replies as acquire.lua's. A request takes permits at once only when its own slot's queue is empty
+-- slot of the request: a partition's index in priority order, or -1 for the parent's own (whatever the number
+-- of partitions stored, which a handle may not know: the semaphore may have been created again since). Replies as acquire.lua's. A request takes permits at once only when its own slot's queue is empty
 -- and it fits in its slot's capacity (P5); otherwise it queues in its slot's queue, and serves nobody (Q3).
 -- A drain takes its slot's capacity, whatever its queue (as the local engine's).
 local id, permits, lease, slot = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5])
@@ -15,7 +15,11 @@ if pv and not CREATED and permits and lease and slot and closed == 0 and idle ==
   local s, us = tonumber(t[1]), tonumber(t[2])
   NOW_MS = s * 1000 + (us - us % 1000) / 1000
   NOW_US = s * 1000000 + us
-  local np = #KEYS - 4
+  local np = pn
+  local score = ARGV[5]
+  if slot == -1 then
+    slot, score = np, string.format('%d', np)
+  end
   if NOW_MS < due and slot >= 0 and slot <= np and slot % 1 == 0 then
     if qlen == 0 and limit - used >= permits then
       local tok = fence + 1 < NOW_US and NOW_US or fence + 1
@@ -45,9 +49,9 @@ if pv and not CREATED and permits and lease and slot and closed == 0 and idle ==
       end
       local ttl, cid = tonumber(ARGV[4]), string.match(id, '^(.+):')
       if (q > 0 or qlen == 0) and ttl and cid
-          and redis.call('HSETNX', K_HOLD, id, struct.pack('<ddd', -1 - permits, lease, slot) .. cid) == 1 then
+          and redis.call('HSETNX', K_HOLD, id, struct.pack('<dddd', -1 - permits, lease, slot, seq + 1) .. cid) == 1 then
         local d = NOW_MS + ttl
-        redis.call('ZADD', slot < np and KEYS[5 + slot] or K_QUEUE, string.format('%d', seq + 1), id)
+        redis.call('ZADD', K_QUEUE, score, string.format('%014x', seq + 1) .. id)
         redis.call('ZADD', K_LEASE, string.format('%d', d), id)
         -- seq, due and qlen, then the partitions' queue lengths up to the slot's
         local value = struct.pack('<ddd', seq + 1, (d < due and d or due), qlen + 1)
@@ -62,12 +66,16 @@ if pv and not CREATED and permits and lease and slot and closed == 0 and idle ==
 end
 --@common
 local mode, ttl = ARGV[2], tonumber(ARGV[4])
+if slot == -1 then
+  slot = NP
+end
 if ARGV[4] ~= '' and not ttl then
   return redis.error_reply('sema: ACQUIRE: waiterTtlMs "' .. tostring(ARGV[4]) .. '" is neither a count nor ""')
 elseif not lease then
   return redis.error_reply('sema: ACQUIRE: leaseMs "' .. tostring(ARGV[3]) .. '" is not a count')
 elseif not slot or slot < 0 or slot > NP or slot % 1 ~= 0 then
-  return redis.error_reply('sema: ACQUIRE: slot "' .. tostring(ARGV[5]) .. '" is not 0..' .. NP)
+  return redis.error_reply('sema: ACQUIRE: slot "' .. tostring(ARGV[5]) .. '" is not -1..' .. (NP - 1)
+      .. ': no such partition in the semaphore as stored')
 end
 if permits then
   mode = ttl and 'wait' or 'try'

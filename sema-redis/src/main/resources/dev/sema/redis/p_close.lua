@@ -9,18 +9,23 @@ local closed_now = '0'
 if M.closed == 0 then
   closed_now = '1'
   set('closed', 1)
-  for s = 0, NP do
-    for _, id in ipairs(redis.call('ZRANGE', qkey(s), '0', '-1')) do
-      local e = redis.call('HGET', K_HOLD, id)
-      local a = e and struct.unpack('<d', e)
-      if not a or a > 0 then
-        remove_waiter(id, false, s) -- no request under that id (Q2 broken from outside)
-      elseif a < -1 then -- an acquire (an awaitIdle, -1, stays)
-        remove_waiter(id, true, s)
-        local cid = string.sub(e, 25)
-        if cid ~= closer then
-          notify(cid, id, 'C ' .. id)
-        end
+  local all = redis.call('ZRANGE', K_QUEUE, '0', '-1', 'WITHSCORES')
+  for k = 1, #all, 2 do
+    local m, s = all[k], tonumber(all[k + 1])
+    local id = string.sub(m, 15)
+    local e = redis.call('HGET', K_HOLD, id)
+    local a, sq, _ = nil, nil, nil
+    if e then
+      a, _, _, sq = unpack_entry(e)
+    end
+    if not a or a > 0 then -- no request under that id (Q2 broken from outside): leave the queue
+      redis.call('ZREM', K_QUEUE, m)
+      set_q(s, M.q[s] - 1)
+    elseif a < -1 then -- an acquire (an awaitIdle, -1, stays)
+      remove_waiter(id, true, s, sq)
+      local cid = string.sub(e, 33)
+      if cid ~= closer then
+        notify(cid, id, 'C ' .. id)
       end
     end
   end

@@ -13,7 +13,7 @@ if ARGV[2] == nil and idle == 0 and pv and not CREATED then
     p, _, s = struct.unpack('<ddd', h)
   end
   if p and p > 0 then
-    local np = #KEYS - 4
+    local np = pn
     local rest = used - p
     local hat = 90 + 8 * np -- where the partitions' held permits start (1-based)
     -- used, then the partitions' held permits up to the grant's slot: the release alone
@@ -43,10 +43,11 @@ if ARGV[2] == nil and idle == 0 and pv and not CREATED then
     NOW_MS = sec * 1000 + (us - us % 1000) / 1000
     NOW_US = sec * 1000000 + us
     if NOW_MS < due and (w < np or others == 0) then
-      local qkey = w < np and KEYS[5 + w] or K_QUEUE
-      local head = redis.call('ZRANGE', qkey, '0', '0')[1]
+      local score = string.format('%d', w)
+      local m = redis.call('ZRANGEBYSCORE', K_QUEUE, score, score, 'LIMIT', '0', '1')[1]
+      local head = m and string.sub(m, 15)
       local e = head and redis.call('HGET', K_HOLD, head)
-      if e and #e >= 24 then
+      if e and #e >= 32 then
         local a, hlease = struct.unpack('<dd', e)
         local hp = -1 - a
         local fits = a < -1 and limit - rest >= hp
@@ -57,10 +58,10 @@ if ARGV[2] == nil and idle == 0 and pv and not CREATED then
             redis.call('SETRANGE', K_META, string.format('%d', 81 + 8 * np), value)
             return 'OK'
           end
-          local hcid = string.sub(e, 25)
+          local hcid = string.sub(e, 33)
           local tok = fence + 1 < NOW_US and NOW_US or fence + 1
           local d = NOW_MS + hlease
-          redis.call('ZREM', qkey, head)
+          redis.call('ZREM', K_QUEUE, m)
           redis.call('HSET', K_HOLD, head, struct.pack('<ddd', hp, tok, w))
           redis.call('ZADD', K_LEASE, string.format('%d', d), head)
           -- due and qlen, the queue lengths (w's one less), fence and used, then the held permits up to the

@@ -7,9 +7,9 @@
 -- step. Slots: the declared partitions in priority order (0 = highest), then the parent's own requests,
 -- slot NP, a partition of share 0 below the lowest.
 --
--- KEYS: common.lua's four, then one queue per partition (5 + i: partition i's, ZSET waiterId -> arrival
--- seq); the parent's own requests queue in KEYS[4]. A script is given every partition's queue key, so their
--- number is the number of partitions, checked against the stored one by the prelude.
+-- KEYS: common.lua's four. The queue holds every slot's requests, each slot's in arrival order: a request's
+-- score is its slot, and its member the 14 hexadecimal digits of its arrival seq, then its id (members of
+-- one score are in the order of their bytes), so that a slot's head is the first member of its score.
 -- meta, schema 5: schema 4's fields in another order, with the partitions' beside the fields they change
 -- with, so that a fast path writes them all with one SETRANGE (unchanged bytes copied from the value read):
 -- struct '<Bddddddddd' (version 5, limit, ceiling, closed, idle, n: the number of partitions, gfor: the
@@ -21,36 +21,38 @@
 -- 81 + 8n, held_i at 89 + 8n + 8i, g_i at 89 + 16n + 8i, the text at 89 + 24n. The parent's own holding and
 -- queue length are not stored: used and qlen less the partitions'.
 -- holders values: as in schema 4, with the slot as a third double: a grant '<ddd' permits, token, slot; a
--- queued request '<ddd' -1 - permits, lease, slot, then the clientId.
+-- queued request '<dddd' -1 - permits, lease, slot, its arrival seq (its queue member's), then the clientId.
 --
 -- Invariants, beside S1-S5 (whose queue is every slot's queue together: qlen is their total, and S2 reads:
 -- once a script ends, no slot's head can be served, P4):
 --  Q1: held[s] == sum of the permits of the grants of slot s, for every slot; so their total is used, and
 --      used <= limit whenever the limit has not been lowered below it (P1): a grant takes at most capacity().
---  Q2: q[s] == ZCARD of slot s's queue == the number of queued requests of slot s in holders.
+--  Q2: q[s] == the number of members of score s in the queue == the number of queued requests of slot s
+--      in holders.
 --  Q3: a request enters only its own slot's queue, and only behind a non-empty queue or when it cannot be
 --      served (capacity); a new head never raises another slot's capacity, so an enqueue serves nobody.
-local NP = #KEYS - 4
+if not pv then
+  return {'ERR_LAYOUT', ''} -- the semaphore in Redis has no partitions: refused before anything is checked
+end
+local NP = pn
 local SPEC = nil -- the partitions as declared: the meta value's tail, written back as read
--- Each slot's queue head as read by this script: {id, p, lease, cid, idle}, false when the queue is empty,
--- nil when not read yet or changed since.
+-- Each slot's queue head as read by this script: {id, member, p, lease, cid, idle}, false when the queue is
+-- empty, nil when not read yet or changed since.
 local HEADS = {}
 local LAST_SLOT = nil -- the slot of the grant remove_holder() took last: parts made from it stay in it
 
-local function qkey(s)
-  if s < NP then
-    return KEYS[5 + s]
-  end
-  return K_QUEUE
+-- A request's member in the queue.
+local function member(seq, id)
+  return string.format('%014x', seq) .. id
 end
 
--- A holders value's first two fields and its slot (the parent's own for a value without one).
+-- A holders value's first two fields, its slot, and for a queued request its arrival seq.
 local function unpack_entry(e)
-  if #e >= 24 then
-    return struct.unpack('<ddd', e)
+  local a, b, s = struct.unpack('<ddd', e)
+  if a < 0 then
+    return a, b, s, (struct.unpack('<d', e, 25))
   end
-  local a, b = struct.unpack('<dd', e)
-  return a, b, NP
+  return a, b, s
 end
 
 -- floor(D x L / 10^s) exactly, D a string of decimal digits (a share's, at most 17), 0 <= L < 2^53: the
@@ -138,21 +140,23 @@ local function head(s)
     return hd
   end
   while M.q[s] > 0 do
-    local id = redis.call('ZRANGE', qkey(s), '0', '0')[1]
-    if not id then
+    local score = fmt(s)
+    local m = redis.call('ZRANGEBYSCORE', K_QUEUE, score, score, 'LIMIT', '0', '1')[1]
+    if not m then
       set_q(s, 0)
       break
     end
+    local id = string.sub(m, 15)
     local e = redis.call('HGET', K_HOLD, id)
     if e then
       local a, lease = unpack_entry(e)
       if a < 0 then
-        hd = {id = id, p = -1 - a, lease = lease, cid = string.sub(e, 25), idle = (a == -1)}
+        hd = {id = id, member = m, p = -1 - a, lease = lease, cid = string.sub(e, 33), idle = (a == -1)}
         HEADS[s] = hd
         return hd
       end
     end
-    redis.call('ZREM', qkey(s), id)
+    redis.call('ZREM', K_QUEUE, m)
     set_q(s, M.q[s] - 1)
   end
   HEADS[s] = false
@@ -235,8 +239,8 @@ end
 
 enqueue = function(id, p, cid, lease, ttl, s)
   set('seq', M.seq + 1)
-  redis.call('ZADD', qkey(s), fmt(M.seq), id)
-  redis.call('HSET', K_HOLD, id, struct.pack('<ddd', -1 - p, lease, s) .. cid)
+  redis.call('ZADD', K_QUEUE, fmt(s), member(M.seq, id))
+  redis.call('HSET', K_HOLD, id, struct.pack('<dddd', -1 - p, lease, s, M.seq) .. cid)
   local d = now() + ttl
   redis.call('ZADD', K_LEASE, fmt(d), id)
   deadline_set(d)
@@ -246,21 +250,21 @@ enqueue = function(id, p, cid, lease, ttl, s)
   end
 end
 
--- Takes a request out of its queue (slot s, read from its entry when not given); its entry goes too if
--- asked (S1, Q2).
-remove_waiter = function(id, entry, s)
-  if s == nil then
+-- Takes a request out of the queue (its slot s and arrival seq read from its entry when not given); its
+-- entry goes too if asked (S1, Q2).
+remove_waiter = function(id, entry, s, seq)
+  if seq == nil then
     local e = redis.call('HGET', K_HOLD, id)
     if not e then
       return
     end
     local a, _
-    a, _, s = unpack_entry(e)
+    a, _, s, seq = unpack_entry(e)
     if a > 0 then
       return
     end
   end
-  local queued = redis.call('ZREM', qkey(s), id)
+  local queued = redis.call('ZREM', K_QUEUE, member(seq, id))
   if entry then
     redis.call('HDEL', K_HOLD, id)
     redis.call('ZREM', K_LEASE, id)
@@ -289,14 +293,14 @@ reap = function()
     if not e then
       redis.call('ZREM', K_LEASE, id)
     else
-      local a, _, s = unpack_entry(e)
+      local a, _, s, sq = unpack_entry(e)
       if a > 0 then
         redis.call('HDEL', K_HOLD, id)
         redis.call('ZREM', K_LEASE, id)
         set('used', M.used - a)
         M.held[s] = M.held[s] - a
       else
-        remove_waiter(id, true, s)
+        remove_waiter(id, true, s, sq)
       end
     end
   end
@@ -320,12 +324,16 @@ grant_loop = function()
       if hd then
         if hd.idle then
           if idle_slot(s) then
-            remove_waiter(hd.id, true, s)
+            redis.call('ZREM', K_QUEUE, hd.member)
+            redis.call('HDEL', K_HOLD, hd.id)
+            redis.call('ZREM', K_LEASE, hd.id)
+            set_q(s, M.q[s] - 1)
+            HEADS[s] = nil
             notify(hd.cid, hd.id, 'I ' .. hd.id)
             served = true
           end
         elseif hd.p <= capacity(s) then
-          redis.call('ZREM', qkey(s), hd.id)
+          redis.call('ZREM', K_QUEUE, hd.member)
           set_q(s, M.q[s] - 1)
           HEADS[s] = nil
           local tok = next_fence()
@@ -342,9 +350,6 @@ grant_loop = function()
 end
 
 begin = function(self_id, lazy)
-  if not pv then
-    return {'ERR_LAYOUT', ''} -- the semaphore in Redis has no partitions
-  end
   SELF = self_id
   M = {limit = limit, max = max, used = used, fence = fence, seq = seq, closed = closed, idle = idle,
        due = due, qlen = qlen, held = {}, q = {}, g = {}}
@@ -383,14 +388,3 @@ save_meta = function()
   end
 end
 
-expire_when_idle = function()
-  local horizon = now()
-  local l = redis.call('ZRANGE', K_LEASE, '-1', '-1', 'WITHSCORES')
-  if l[2] then
-    horizon = math.max(horizon, tonumber(l[2]))
-  end
-  local ttl = fmt(horizon - NOW_MS + M.idle)
-  for _, k in ipairs(KEYS) do
-    redis.call('PEXPIRE', k, ttl)
-  end
-end

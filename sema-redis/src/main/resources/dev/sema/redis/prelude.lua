@@ -16,9 +16,12 @@ local NEVER = 9007199254740991 -- 2^53 - 1: 'due' when no deadline is stored
 
 local NOW_MS, NOW_US = nil, nil
 local CREATED = false -- this script created the semaphore (its meta is written even if nothing else changes)
--- The meta fields, as numbers (integers below 2^53, exact in a Lua double); pv: the whole meta value of a
--- partitioned semaphore (schema 5, see partitions.lua), nil for any other.
-local limit, max, used, fence, seq, closed, idle, due, qlen, pv
+-- The meta fields, as numbers (integers below 2^53, exact in a Lua double); for a partitioned semaphore
+-- (schema 5, see partitions.lua), pv: its whole meta value, and pn: its number of partitions; partitioned:
+-- true in the scripts of a partitioned semaphore, set on the next line in theirs only (Script.java), so
+-- that the others pay nothing for it.
+local limit, max, used, fence, seq, closed, idle, due, qlen, pv, pn, partitioned
+--@partitioned
 
 -- Reads the meta value: one GET, which also checks the schema. Creates the semaphore when the key is
 -- missing and the caller gave its limit (the creation argument). A semaphore of an older schema (1 or 2: a hash; 3: waiters in
@@ -37,14 +40,14 @@ do
       return {'ERR_UPGRADE'}
     elseif ver == 5 and #v > META_SIZE + 16 then
       -- Partitioned (API.md §11a): schema 4's fields in another order, with the partitions' (partitions.lua).
-      -- Only a script given every partition's queue key runs on it; any other replies with the stored
-      -- partitions, which a handle being built takes as its own (the stored ones win, like the stored limit).
-      local _, n
-      _, limit, max, closed, idle, n, _, seq, due, qlen = struct.unpack(META, v)
-      if #KEYS ~= 4 + n then
-        return {'ERR_LAYOUT', string.sub(v, META_SIZE + 17 + 24 * n)}
+      -- Only a partitioned semaphore's script runs on it; any other replies with the stored partitions, which
+      -- a handle being built takes as its own (the stored ones win, like the stored limit).
+      local _
+      _, limit, max, closed, idle, pn, _, seq, due, qlen = struct.unpack(META, v)
+      if not partitioned then
+        return {'ERR_LAYOUT', string.sub(v, META_SIZE + 17 + 24 * pn)}
       end
-      fence, used = struct.unpack('<dd', v, META_SIZE + 1 + 8 * n)
+      fence, used = struct.unpack('<dd', v, META_SIZE + 1 + 8 * pn)
       pv = v
     elseif #v > 0 and ver < 32 then
       err = 'has schema version ' .. ver .. ', expected ' .. VERSION
@@ -65,16 +68,15 @@ do
   else
     -- The creation argument, '+limit ceiling idleMs', comes last, and only in a call resent after the
     -- reply ERR_MISSING: every argument costs Redis a string and a table slot in every call. A
-    -- partitioned semaphore's (a script given its partitions' queue keys) goes on with ' ' and the
-    -- partitions as stored (partitions.lua).
+    -- partitioned semaphore's goes on with ' ' and the partitions as stored (partitions.lua).
     local c = ARGV[#ARGV] or ''
     if string.byte(c) ~= 43 then
       return {'ERR_MISSING'}
     end
     local l, m, i, spec = string.match(c, '^%+(%d+) (%d+) (%d+)(.*)$')
-    if not l or (spec == '') ~= (#KEYS == 4) then
+    if not l or (spec == '') ~= not partitioned then
       return {'ERR_CORRUPT', K_META .. ' cannot be created from "' .. c .. '": not "+limit ceiling idleMs"'
-          .. (#KEYS == 4 and '' or ' and the partitions of its ' .. (#KEYS - 4) .. ' queue keys')}
+          .. (partitioned and ' and the partitions' or '')}
     end
     limit, max, used, fence, seq, closed, idle, due, qlen = tonumber(l), tonumber(m), 0, 0, 0, 0, tonumber(i), NEVER, 0
     CREATED = true
@@ -82,10 +84,12 @@ do
     -- start clean so that S1 and S3 hold. Holders learn on their next renewal.
     redis.call('DEL', K_HOLD, K_LEASE, K_QUEUE)
     if spec ~= '' then
-      local n = #KEYS - 4
-      pv = struct.pack(META, 5, limit, max, closed, idle, n, -1, seq, due, qlen) .. string.rep(struct.pack('<d', 0), n)
-          .. struct.pack('<dd', fence, used) .. string.rep(struct.pack('<dd', 0, 0), n) .. string.sub(spec, 2)
-      redis.call('DEL', unpack(KEYS, 5))
+      pn = 0
+      for _ in string.gmatch(string.match(spec, '^ ([^|]*)'), '[^;]+') do
+        pn = pn + 1
+      end
+      pv = struct.pack(META, 5, limit, max, closed, idle, pn, -1, seq, due, qlen) .. string.rep(struct.pack('<d', 0), pn)
+          .. struct.pack('<dd', fence, used) .. string.rep(struct.pack('<dd', 0, 0), pn) .. string.sub(spec, 2)
     end
   end
   if err then

@@ -776,6 +776,24 @@ class RedisPartitionsTest extends RedisTestSupport {
     }
 
     @Test
+    void aHandleWhoseSemaphoreWasCreatedAgainWithFewerPartitionsKeepsItsOwnRequestsOfNone() throws Exception {
+        RedisSemaphore old = api(a);
+        for (String k : redis.keys("sem:{" + name + "}:*")) {
+            redis.del(k);
+        }
+        RedisSemaphore fewer = b.semaphore(name).permits(10).partition("only", 1).build();
+        assertThatThrownBy(() -> old.partition("batch").tryAcquire()).isInstanceOf(RedisSemaphoreException.class)
+                .hasMessageContaining("no such partition");
+        try (Permit own = old.tryAcquire(2).orElseThrow(); Permit first = old.partition("checkout").tryAcquire(3)
+                .orElseThrow()) {
+            assertThat(held(fewer)).as("the old handle's own requests are still of no partition; its first view's"
+                    + " go to the one stored partition").containsExactly(3L, 2L);
+            check();
+        }
+        assertThat(fewer.availablePermits()).isEqualTo(10);
+    }
+
+    @Test
     void aMissingPartitionedSemaphoreIsCreatedAgainWithItsPartitions() throws Exception {
         RedisSemaphore api = api();
         Permit p = api.partition("browse").acquire(2);

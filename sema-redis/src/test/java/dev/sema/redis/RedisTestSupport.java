@@ -179,8 +179,8 @@ abstract class RedisTestSupport {
     static void checkPartitionInvariants(RedisClusterCommands<String, String> redis, String semaphore) {
         String p = "sem:{" + semaphore + "}:";
         // The meta value of schema 5 (partitions.lua): version, limit, max, used, qlen, due, n, then per partition
-        // its queue length and held permits; then per grant its permits and slot; then per slot its queue's ids
-        // with each entry's first field and slot.
+        // its queue length and held permits; then per grant its permits and slot; then per slot the requests
+        // queued under its score, with each entry's first field and slot (-2 if its seq is not its member's).
         List<Object> dump = redis.eval("local v = redis.call('GET', KEYS[1])"
                 + " local ver, limit, max, closed, idle, n, gfor, seq, due, qlen = struct.unpack('<Bddddddddd', v)"
                 + " local fence, used = struct.unpack('<dd', v, 74 + 8 * n)"
@@ -190,9 +190,11 @@ abstract class RedisTestSupport {
                 + " local grants = {} for _, e in ipairs(redis.call('HVALS', KEYS[2])) do"
                 + "   local a, b, s = struct.unpack('<ddd', e) if a > 0 then grants[#grants + 1] = a"
                 + "   grants[#grants + 1] = s end end out[#out + 1] = grants"
-                + " for s = 0, n do local key = s < n and (KEYS[3] .. ':' .. s) or KEYS[3] local q = {}"
-                + "   for _, id in ipairs(redis.call('ZRANGE', key, 0, -1)) do local e = redis.call('HGET', KEYS[2], id)"
-                + "     if e then local a, b, es = struct.unpack('<ddd', e) q[#q + 1] = a q[#q + 1] = es"
+                + " for s = 0, n do local q = {}"
+                + "   for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], s, s)) do"
+                + "     local e = redis.call('HGET', KEYS[2], string.sub(m, 15))"
+                + "     if e then local a, b, es, sq = struct.unpack('<dddd', e) q[#q + 1] = a q[#q + 1] = es"
+                + "       if string.format('%014x', sq) ~= string.sub(m, 1, 14) then q[#q] = -2 end"
                 + "     else q[#q + 1] = 'missing' q[#q + 1] = -1 end end out[#out + 1] = q end"
                 + " return out", io.lettuce.core.ScriptOutputType.MULTI, p + "meta", p + "holders", p + "queue");
         assertThat((Long) dump.get(0)).as("schema 5: partitioned").isEqualTo(5L);
@@ -236,7 +238,7 @@ abstract class RedisTestSupport {
             for (int j = 0; j < q.size(); j += 2) {
                 assertThat(q.get(j)).as("slot " + s + " queue entry " + j / 2 + " is a request").isInstanceOf(Long.class);
                 assertThat((Long) q.get(j)).as("a queued request").isNegative();
-                assertThat((Long) q.get(j + 1)).as("queued in its own slot's queue").isEqualTo((long) s);
+                assertThat((Long) q.get(j + 1)).as("queued under its own slot, with its own seq").isEqualTo((long) s);
             }
             if (!q.isEmpty()) {
                 long a = (Long) q.get(0);

@@ -46,6 +46,20 @@ import java.util.concurrent.TimeoutException;
  * {@link RedisPermit#leaseLost()}. {@code toString()} never reads Redis: it shows the counts of the last read,
  * with how long ago that was.
  *
+ * <h2>Partitions</h2>
+ * A semaphore built with {@link Builder#partition} has the partitions of API.md §11a, with the local engine's
+ * rules, kept by Redis for the whole fleet: guaranteed shares first, then priorities, inside the one limit, which
+ * all partitions of all processes together never exceed. {@link #partition(String)} returns a view, itself a
+ * {@code RedisSemaphore} named {@code "parent/partition"}: its acquires queue in the partition's own FIFO queue
+ * in Redis, its {@code availablePermits()} is what a request of the partition could take now and its
+ * {@code queueLength()} its own queue (one round trip each, as for the parent); its permits, leases and fencing
+ * tokens are the semaphore's, renewed with the handle's, and a permit goes back to its own partition whatever is
+ * done with it (a split, a partial release; a merge takes only a permit of the same partition of the same
+ * handle). Resizing and closing belong to the parent; closing it closes every partition, for every process. The
+ * partitions are stored when the semaphore is created and the stored ones win, as the limit does (see
+ * {@link Builder#partition}). The handle's own acquires are requests of no partition, served last. The handle's
+ * listeners see a partition's requests with the view as the semaphore.
+ *
  * <h2>Typed permits</h2>
  * The blocking acquires ({@link #acquire()}, {@link #acquire(long)}, {@link #acquire(long, Duration)},
  * {@link #acquireUninterruptibly(long)}) and {@link #drainPermits()} return {@link RedisPermit}, so the fencing
@@ -418,9 +432,11 @@ public interface RedisSemaphore extends Semaphore {
          * declares none on a partitioned semaphore is logged at {@code DEBUG}: opening one without repeating its
          * declaration is the usual case). {@link Semaphore#partitionNames()} tells which partitions the handle
          * has. A handle whose semaphore disappears (an idle expiry, a restart without persistence) creates it
-         * again with the partitions it has; if another builder created it again with other partitions first,
-         * the handle's operations fail with {@link RedisSemaphoreException}, and a new handle takes the new
-         * ones.
+         * again with the partitions it has. If another builder created it again first, a new handle takes what
+         * that one stored; the old handle's operations fail with {@link RedisSemaphoreException} if the
+         * semaphore now has no partitions (or has them where it had none), and otherwise its own requests stay
+         * of no partition while a view's go to the stored partition of its index (in priority order), failing
+         * when there is none.
          *
          * @param name the partition's name: non-empty, unique
          * @param share its share of the limit, in {@code (0, 1]}; the shares add up to at most 1

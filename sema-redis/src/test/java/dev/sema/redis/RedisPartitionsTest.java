@@ -810,6 +810,23 @@ class RedisPartitionsTest extends RedisTestSupport {
     }
 
     @Test
+    void aPartitionedSemaphoreExpiresWhenIdleWithAllItsKeys() throws Exception {
+        RedisSemaphore api = a.semaphore(name).permits(1).expireWhenIdle(Duration.ofSeconds(60))
+                .partition("checkout", 0.5).partition("batch", 0.5).build();
+        Permit p = api.partition("batch").acquire(1);
+        CompletableFuture<Permit> waiting = api.partition("checkout").acquireAsync(1);
+        awaitQueueLength(api, 1);
+        List<String> keys = redis.keys("sem:{" + name + "}:*");
+        assertThat(keys).hasSize(4);
+        for (String k : keys) {
+            assertThat(redis.pttl(k)).as(k).isPositive();
+        }
+        p.close();
+        granted(waiting).close();
+        check();
+    }
+
+    @Test
     void theStoredPartitionsRoundTripExactly() {
         PartitionSpec spec = PartitionSpec.of("s", List.of("check:out|1", "b r o w s e", "bätch", "x"),
                 List.of(0.6, 1.0 / 3, 0.05, 1e-9));

@@ -176,7 +176,7 @@ final class Heartbeat {
                     s.permit().lost(s.epoch(), refused.getMessage());
                 }
                 for (Pending<?> p : waiters) {
-                    semaphore.fail(p, refused);
+                    p.semaphore.fail(p, refused); // L10: through the view that made it
                 }
                 return;
             }
@@ -202,7 +202,7 @@ final class Heartbeat {
             Pending<?> p = semaphore.waiting.get(g.id());
             if (p != null) {
                 p.queued(sent); // it was granted through the queue
-                semaphore.granted(p, g.token(), sent, false); // keeps H3
+                p.semaphore.granted(p, g.token(), sent, false); // keeps H3
             }
         }
         if (r.closed()) {
@@ -215,9 +215,9 @@ final class Heartbeat {
                 continue;
             }
             if (r.closed() && !p.idle) {
-                semaphore.fail(p, semaphore.closedFailure(p.what()));
+                p.semaphore.fail(p, p.semaphore.closedFailure(p.what()));
             } else {
-                semaphore.sendAcquire(p, true); // reaped or lost with the data: queue again (at the back), same id
+                p.semaphore.sendAcquire(p, true); // reaped or lost with the data: queue again (at the back), same id
             }
         }
         for (Pending<?> p : waiters) {

@@ -228,7 +228,8 @@ final class LettucePermit implements RedisPermit {
             lock.unlock();
         }
         if (change != null) {
-            semaphore.listeners().limitChanged(change.oldLimit(), change.newLimit());
+            // The limit is the parent's: a partition's permit reports the change where its parent's would.
+            semaphore.root().listeners().limitChanged(change.oldLimit(), change.newLimit());
         }
     }
 

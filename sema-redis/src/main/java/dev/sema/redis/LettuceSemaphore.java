@@ -8,11 +8,14 @@ import dev.sema.internal.Checks;
 import dev.sema.internal.Failures;
 import dev.sema.internal.Listeners;
 import dev.sema.internal.Outcome;
+import dev.sema.internal.PartitionSpec;
+import dev.sema.internal.Partitioned;
 import dev.sema.internal.StateSource;
 import dev.sema.internal.Timeouts;
 import dev.sema.internal.WaitEvent;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -30,8 +33,14 @@ import java.util.concurrent.TimeoutException;
  * {@code common.lua} states the server-side invariants); this object tracks only this process's own
  * waiters and grants and turns replies and wake-up messages into outcomes. The scripts are called through
  * {@link Protocol} (typed replies), and grants are renewed by {@link Heartbeat}.
+ *
+ * <p>A partitioned semaphore (API.md §11a) is one handle and one view per partition: each view is a
+ * LettuceSemaphore of its own (its name, its listeners, which are the handle's, its requests' slot) that
+ * shares the handle's connection state: the maps of waiters and grants, the heartbeat, the wake-up channel,
+ * the protocol, and whether it is closed or left. The partition rules themselves are kept in Redis
+ * (partitions.lua).
  */
-final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore, StateSource {
+final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore, StateSource, Partitioned {
 
     /*
      * Implementation overview
@@ -80,12 +89,19 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      a grant that outlived its deadline while waiting for replicas (L7) is given back and the request
      *      fails. Once handed over, a permit's leaseLost() completes at its deadline unless a renewal
      *      moved it first (Heartbeat H5), not at the next tick.
+     *  L10: a partition's view shares its handle's state (root): every Pending and LettucePermit names the
+     *      view it was made by, and whatever decides a request or reports about a permit (a reply, a
+     *      wake-up, the heartbeat, close, leave) goes through that view, so its listeners see the view
+     *      (Listeners R4) and its messages name it.
      *
      * Threads: replies and messages are handled on virtual threads (RedisSemaphores.execute), ticks on the
      * timer thread; neither blocks on Redis except LettucePermit ops, which hold only that permit's lock.
      *
      * field         read        write
-     * waiting/held  any         ConcurrentHashMap
+     * waiting/held  any         ConcurrentHashMap (a view's are its handle's, L10)
+     * ceiling, left, knownClosed: the handle's (root), for its views too
+     * protocol      volatile    volatile, by start(): the partitions stored in Redis decide which scripts
+     * partitions    volatile    volatile, by start(), before the views are made and the handle is returned
      * ceiling       volatile    volatile, from any reply that reports it (fixed once created)
      * knownClosed   volatile    volatile, set once: this handle closed it or saw it closed
      * closeCause    volatile    volatile, in AbstractSemaphore (A2): set once, before knownClosed, by the close
@@ -104,19 +120,33 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private final long leaseNanos;
     private final long marginNanos;
     private final long tickNanos;
-    private final Protocol protocol;
+    private volatile Protocol protocol;
     /** The same calls for a thread that waits for the reply: completed on the I/O thread, no hop. */
-    private final Protocol blocking;
+    private volatile Protocol blocking;
     private final Heartbeat heartbeat;
     /** L7: a grant is handed over only once this many replicas have it (0: at once). */
     private final int replicas;
     private final Duration replicasTimeout;
+    /** What a missing semaphore is created with (the handle's; its views' are never used). */
+    private final Options options;
 
-    final ConcurrentHashMap<String, Pending<?>> waiting = new ConcurrentHashMap<>();
-    final ConcurrentHashMap<String, LettucePermit> held = new ConcurrentHashMap<>();
+    /** The handle: this, or for a partition's view the handle it is a view of (L10). */
+    private final LettuceSemaphore root;
+    /**
+     * The slot of this object's requests on a partitioned semaphore (p_acquire.lua): a view's partition index;
+     * -1 for the handle's own requests (of no partition), which the scripts place after every stored partition.
+     */
+    private final int slot;
+    /** The partitions stored in Redis, which win over the builder's (null: none); the handle's only. */
+    private volatile PartitionSpec partitions;
+    /** The views, in priority order; empty for a view and when not partitioned. */
+    private volatile LettuceSemaphore[] views = new LettuceSemaphore[0];
+
+    final ConcurrentHashMap<String, Pending<?>> waiting;
+    final ConcurrentHashMap<String, LettucePermit> held;
     /** CANCELs and whole-grant RELEASEs whose reply was lost (L6): the Heartbeat sends them again. */
-    final Set<String> cancelsDue = ConcurrentHashMap.newKeySet();
-    final Set<String> releasesDue = ConcurrentHashMap.newKeySet();
+    final Set<String> cancelsDue;
+    final Set<String> releasesDue;
 
     private volatile long ceiling;
     /** The last read of the semaphore's counts, and when it came (for toString). */
@@ -146,9 +176,10 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * @param expireWhenIdle its idle expiry when created ({@code ZERO}: never)
      * @param replicas how many replicas must have a grant before it is acknowledged (0: none)
      * @param replicasTimeout how long to wait for them
+     * @param partitions the partitions to create it with (null: none)
      */
     record Options(long permits, long ceiling, Duration lease, boolean create, Duration expireWhenIdle, int replicas,
-            Duration replicasTimeout) {
+            Duration replicasTimeout, PartitionSpec partitions) {
     }
 
     LettuceSemaphore(RedisSemaphores owner, String name, String handleId, Options o) {
@@ -167,10 +198,52 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         this.ceiling = o.ceiling();
         this.replicas = o.replicas();
         this.replicasTimeout = o.replicasTimeout();
-        this.protocol = new Protocol(owner, name, describe(), o.create() ? Long.toString(o.permits()) : "",
-                o.create() ? Long.toString(o.ceiling()) : "", o.create() ? Long.toString(o.expireWhenIdle().toMillis()) : "");
-        this.blocking = protocol.forBlockingCallers();
+        this.options = o;
+        this.root = this;
+        this.slot = -1;
+        this.waiting = new ConcurrentHashMap<>();
+        this.held = new ConcurrentHashMap<>();
+        this.cancelsDue = ConcurrentHashMap.newKeySet();
+        this.releasesDue = ConcurrentHashMap.newKeySet();
+        useLayout(o.partitions());
         this.heartbeat = new Heartbeat(this, leaseNanos, marginNanos, leaseNanos / 3, tickNanos);
+    }
+
+    /** A partition's view of {@code handle} (L10): the handle's state, its own name, listeners and slot. */
+    private LettuceSemaphore(LettuceSemaphore handle, int slot, String name) {
+        super(name, handle.listeners);
+        this.owner = handle.owner;
+        this.handleId = handle.handleId;
+        this.channel = handle.channel;
+        this.lease = handle.lease;
+        this.leaseMs = handle.leaseMs;
+        this.waiterTtlMs = handle.waiterTtlMs;
+        this.leaseNanos = handle.leaseNanos;
+        this.marginNanos = handle.marginNanos;
+        this.tickNanos = handle.tickNanos;
+        this.protocol = handle.protocol;
+        this.blocking = handle.blocking;
+        this.heartbeat = handle.heartbeat;
+        this.replicas = handle.replicas;
+        this.replicasTimeout = handle.replicasTimeout;
+        this.options = handle.options;
+        this.root = handle;
+        this.slot = slot;
+        this.waiting = handle.waiting;
+        this.held = handle.held;
+        this.cancelsDue = handle.cancelsDue;
+        this.releasesDue = handle.releasesDue;
+    }
+
+    /** Makes this handle's calls for a semaphore with {@code spec}'s partitions (null: none). */
+    private void useLayout(PartitionSpec spec) {
+        Options o = options;
+        Protocol p = new Protocol(owner, name, describe(), o.create() ? Long.toString(o.permits()) : "",
+                o.create() ? Long.toString(o.ceiling()) : "", o.create() ? Long.toString(o.expireWhenIdle().toMillis()) : "",
+                spec);
+        partitions = spec;
+        protocol = p;
+        blocking = p.forBlockingCallers();
     }
 
     String channel() {
@@ -202,12 +275,51 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     }
 
     boolean hasLeft() {
-        return left;
+        return root.left;
     }
 
-    /** Reads (or creates) the semaphore, then starts the renewal ticks. */
+    /** The handle this is a view of, or this handle itself. */
+    LettuceSemaphore root() {
+        return root;
+    }
+
+    /**
+     * Reads (or creates) the semaphore, takes the partitions stored in Redis as its own (they win over the
+     * builder's, like the stored limit), makes the views, then starts the renewal ticks.
+     */
     void start() {
-        status("build()");
+        PartitionSpec declared = partitions;
+        for (int attempt = 1;; attempt++) {
+            try {
+                Protocol.Status s = status("build()");
+                if (s.partitions() != null) {
+                    PartitionSpec stored = StoredPartitions.decode(name, s.partitions());
+                    if (!StoredPartitions.same(stored, partitions)) {
+                        useLayout(stored); // the same number of partitions: the same keys
+                    }
+                }
+                break;
+            } catch (Protocol.LayoutMismatch m) {
+                if (attempt == 3) {
+                    throw m; // changed under us at every try: give up rather than loop
+                }
+                useLayout(m.stored.isEmpty() ? null : StoredPartitions.decode(name, m.stored));
+            }
+        }
+        PartitionSpec stored = partitions;
+        if (!StoredPartitions.same(declared, stored)) {
+            System.Logger.Level level = declared == null ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING;
+            LOG.log(level, () -> describe() + " exists in Redis with partitions " + StoredPartitions.describe(stored)
+                    + "; this handle was built with " + StoredPartitions.describe(declared)
+                    + ": the stored partitions are used, as the stored limit is");
+        }
+        if (stored != null) {
+            LettuceSemaphore[] v = new LettuceSemaphore[stored.size()];
+            for (int i = 0; i < v.length; i++) {
+                v[i] = new LettuceSemaphore(this, i, name + "/" + stored.names().get(i));
+            }
+            views = v;
+        }
         ticker = owner.timer.scheduleWithFixedDelay(heartbeat::tick, tickNanos, tickNanos, TimeUnit.NANOSECONDS);
     }
 
@@ -215,7 +327,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public RedisPermit acquire(long permits) throws InterruptedException {
-        Checks.request(permits, ceiling, name);
+        Checks.request(permits, root.ceiling, name);
         acquireNotInterrupted(permits);
         refuseIfKnownClosed("acquire(" + permits + ")", permits);
         Pending<Permit> p = start(permits, false, true);
@@ -228,7 +340,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public RedisPermit acquire(long permits, Duration timeout) throws InterruptedException, TimeoutException {
-        Checks.request(permits, ceiling, name);
+        Checks.request(permits, root.ceiling, name);
         Objects.requireNonNull(timeout, "timeout");
         acquireNotInterrupted(permits, timeout);
         String what = "acquire(" + permits + ", " + timeout + ")";
@@ -248,7 +360,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public RedisPermit acquireUninterruptibly(long permits) {
-        Checks.request(permits, ceiling, name);
+        Checks.request(permits, root.ceiling, name);
         refuseIfKnownClosed("acquireUninterruptibly(" + permits + ")", permits);
         boolean noted = Thread.interrupted(); // set again however it ends, as an interrupt while waiting
         try {
@@ -278,7 +390,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public Optional<Permit> tryAcquire(long permits) {
-        Checks.request(permits, ceiling, name);
+        Checks.request(permits, root.ceiling, name);
         String what = "tryAcquire(" + permits + ")";
         refuseIfKnownClosed(what, permits);
         return tryOnce(what, permits, Outcome.UNAVAILABLE, false);
@@ -289,7 +401,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * {@code drain} asks for every permit available (its {@code permits} is 0; the reply says how many).
      */
     private Optional<Permit> tryOnce(String what, long permits, Outcome refused, boolean drain) {
-        if (left) {
+        if (root.left) {
             ended(Outcome.CLOSED, permits);
             throw closedLocally(what);
         }
@@ -298,7 +410,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             long sent = System.nanoTime();
             Protocol.Acquired a;
             try {
-                a = owner.await(blocking.acquire(id, permits, leaseMs, waiterTtlMs, drain ? "drain" : "try"),
+                a = owner.await(blocking.acquire(id, permits, leaseMs, waiterTtlMs, drain ? "drain" : "try", slot),
                         describe() + ": " + what);
                 if (drain && a.kind() == Protocol.Acquired.Kind.GRANTED) {
                     permits = Math.max(0, a.permits());
@@ -359,14 +471,14 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public CompletableFuture<Permit> acquireAsync(long permits) {
-        Checks.request(permits, ceiling, name);
+        Checks.request(permits, root.ceiling, name);
         CompletableFuture<Permit> refused = refusedIfKnownClosed("acquireAsync(" + permits + ")", permits);
         return refused != null ? refused : this.<Permit>start(permits, false, false).future;
     }
 
     @Override
     public CompletableFuture<Permit> acquireAsync(long permits, Duration timeout) {
-        Checks.request(permits, ceiling, name);
+        Checks.request(permits, root.ceiling, name);
         Objects.requireNonNull(timeout, "timeout");
         String what = "acquireAsync(" + permits + ", " + timeout + ")";
         CompletableFuture<Permit> refused = refusedIfKnownClosed(what, permits);
@@ -385,7 +497,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     }
 
     private CompletableFuture<Permit> tryOnceAsync(String what, long permits, Duration timeout) {
-        if (left) {
+        if (root.left) {
             ended(Outcome.CLOSED, permits);
             return CompletableFuture.failedFuture(closedLocally(what));
         }
@@ -398,7 +510,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private void tryAsync(String id, String what, long permits, Duration timeout, CompletableFuture<Permit> result,
             int attempt) {
         long sent = System.nanoTime();
-        protocol.acquire(id, permits, leaseMs, waiterTtlMs, "try").whenComplete((a, e) -> {
+        protocol.acquire(id, permits, leaseMs, waiterTtlMs, "try", slot).whenComplete((a, e) -> {
             if (e == null && a.kind() == Protocol.Acquired.Kind.GRANTED && permits > 0 && late(sent)) {
                 if (attempt == 1) {
                     tryAsync(id, what, permits, timeout, result, 2);
@@ -452,7 +564,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      */
     private <T> Pending<T> start(long permits, boolean idle, boolean caller) {
         Pending<T> p = new Pending<>(this, nextId(), permits, idle);
-        if (left) {
+        if (root.left) {
             p.decide();
             p.future.completeInternally(null, closedLocally(p.what()));
             if (!idle) {
@@ -467,7 +579,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         waiting.put(p.id, p);
         if (caller) {
             p.firstSent = System.nanoTime();
-            p.firstReply = blocking.acquire(p.id, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait");
+            p.firstReply = blocking.acquire(p.id, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait", slot);
         } else {
             sendAcquire(p, false);
         }
@@ -520,7 +632,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      */
     void sendAcquire(Pending<?> p, boolean again) {
         long sent = System.nanoTime();
-        protocol.acquire(p.id, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait")
+        protocol.acquire(p.id, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait", slot)
                 .whenComplete((a, e) -> acquireReply(p, a, e, sent, again));
     }
 
@@ -621,7 +733,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         CompletableFuture<?> ownWrite = CompletableFuture.completedFuture(null);
         if (pushed) {
             long sent = System.nanoTime();
-            ownWrite = protocol.acquire(permit.grantId(), permit.permits(), leaseMs, waiterTtlMs, "try")
+            ownWrite = protocol.acquire(permit.grantId(), permit.permits(), leaseMs, waiterTtlMs, "try", slot)
                     .thenAccept(a -> {
                         if (a.kind() == Protocol.Acquired.Kind.GRANTED) {
                             permit.extend(sent + leaseNanos - marginNanos); // it renewed the lease (L3)
@@ -679,7 +791,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     /** Withdraws a request in Redis; if the reply is lost, it is sent again until Redis answers (L6). */
     private void cancelOnServer(String id) {
         protocol.cancel(id).whenComplete((r, e) -> {
-            if (e != null && !left) {
+            if (e != null && !root.left) {
                 cancelsDue.add(id);
                 LOG.log(System.Logger.Level.DEBUG, () -> describe() + ": CANCEL " + id
                         + " got no reply; sent again at the next heartbeats until Redis answers", e);
@@ -792,19 +904,19 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                 case GRANTED -> {
                     if (p != null) {
                         p.queued(p.queuedSeenAt); // a pushed grant: it was queued
-                        granted(p, w.token(), p.queuedSeenAt, true);
+                        p.semaphore.granted(p, w.token(), p.queuedSeenAt, true); // L10
                     }
                     // else settled here already (L2): its grant is held, or its CANCEL was sent
                 }
                 case CLOSED -> {
                     sawClosed();
                     if (p != null && !p.idle) {
-                        fail(p, closedFailure(p.what()));
+                        p.semaphore.fail(p, p.semaphore.closedFailure(p.what()));
                     }
                 }
                 case IDLE -> {
                     if (p != null) {
-                        idleReached(p);
+                        p.semaphore.idleReached(p);
                     }
                 }
                 default -> LOG.log(System.Logger.Level.DEBUG, () -> describe() + ": unknown wake-up " + w);
@@ -844,7 +956,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         try {
             sync("release of grant " + grantId, blocking.release(grantId, "", 0));
         } catch (RuntimeException e) {
-            if (!left) {
+            if (!root.left) {
                 releasesDue.add(grantId);
             }
             LOG.log(System.Logger.Level.WARNING, () -> describe() + ": could not release grant " + grantId
@@ -855,7 +967,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /** Waits for a reply of this handle's own, within the command timeout; refused once this process left. */
     <T> T sync(String what, CompletableFuture<T> reply) {
-        if (left) {
+        if (root.left) {
             throw closedLocally(what);
         }
         return owner.await(reply, describe() + ": " + what);
@@ -865,10 +977,11 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public void setPermits(long limit) {
-        Checks.limit(limit, ceiling, name);
+        notAPartition("setPermits(" + limit + ")");
+        Checks.limit(limit, root.ceiling, name);
         Protocol.LimitChange c = sync("setPermits(" + limit + ")", blocking.setLimit("set", limit));
         if (!c.inRange()) {
-            ceiling = c.max();
+            root.ceiling = c.max();
             Checks.limit(limit, c.max(), name); // throws: the stored ceiling is lower than this handle knew
         }
         listeners.limitChanged(c.oldLimit(), c.newLimit());
@@ -876,6 +989,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public long addPermits(long n) {
+        notAPartition("addPermits(" + n + ")");
         Checks.nonNegative("addPermits: n", n);
         Protocol.LimitChange c = sync("addPermits(" + n + ")", blocking.setLimit("add", Math.min(n, MAX_PERMITS)));
         listeners.limitChanged(c.oldLimit(), c.newLimit());
@@ -884,6 +998,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     @Override
     public long reducePermits(long n) {
+        notAPartition("reducePermits(" + n + ")");
         Checks.nonNegative("reducePermits: n", n);
         Protocol.LimitChange c = sync("reducePermits(" + n + ")",
                 blocking.setLimit("reduce", Math.min(n, MAX_PERMITS)));
@@ -896,18 +1011,22 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     /** Closes it in Redis; the cause, when this call closed it, is this handle's alone (other processes see none). */
     @Override
     protected void closeWith(Throwable cause) {
-        if (left) {
+        notAPartition(cause == null ? "close()" : "close(" + cause + ")");
+        if (root.left) {
             return; // this process left: closed here already, and it no longer speaks for the fleet
         }
         boolean closedNow = sync(cause == null ? "close()" : "close(" + cause + ")", blocking.close(handleId));
         if (closedNow && cause != null) {
             keepCloseCause(cause); // before sawClosed(): whoever sees knownClosed sees it (A2)
+            for (LettuceSemaphore v : views) {
+                v.keepCloseCause(cause); // the partitions close with their parent (API.md §11a)
+            }
         }
         sawClosed();
         // Redis removed every queued acquire of every process and told the others; ours are failed here.
         for (Pending<?> p : waiting.values()) {
             if (!p.idle) {
-                fail(p, closedFailure(p.what()));
+                p.semaphore.fail(p, p.semaphore.closedFailure(p.what())); // L10
             }
         }
         if (closedNow) {
@@ -917,39 +1036,39 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /** This handle learnt that the semaphore is closed: later acquires fail without a round trip. */
     void sawClosed() {
-        knownClosed = true;
+        root.knownClosed = true;
     }
 
     @Override
     public boolean isClosed() {
-        return left || knownClosed || status("isClosed()").closed();
+        return root.left || root.knownClosed || status("isClosed()").closed();
     }
 
     private void refuseIfKnownClosed(String what, long permits) {
-        if (knownClosed || left) {
+        if (root.knownClosed || root.left) {
             ended(Outcome.CLOSED, permits);
-            throw left ? closedLocally(what) : closedFailure(what);
+            throw root.left ? closedLocally(what) : closedFailure(what);
         }
     }
 
     private CompletableFuture<Permit> refusedIfKnownClosed(String what, long permits) {
-        if (!knownClosed && !left) {
+        if (!root.knownClosed && !root.left) {
             return null;
         }
         ended(Outcome.CLOSED, permits);
-        return CompletableFuture.failedFuture(left ? closedLocally(what) : closedFailure(what));
+        return CompletableFuture.failedFuture(root.left ? closedLocally(what) : closedFailure(what));
     }
 
     /** This process leaves: fail its waiters, release its grants (best effort), stop renewing. */
     void leave() {
-        left = true;
+        root.left = true;
         ScheduledFuture<?> t = ticker;
         if (t != null) {
             t.cancel(false);
         }
         List<CompletableFuture<?>> sent = new ArrayList<>();
         for (Pending<?> p : waiting.values()) {
-            if (fail(p, closedLocally(p.what()))) {
+            if (p.semaphore.fail(p, p.semaphore.closedLocally(p.what()))) { // L10
                 sent.add(protocol.cancel(p.id));
             }
         }
@@ -976,8 +1095,8 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     /** Reads the counts (STATUS); {@code what} names the caller's call in a failure. */
     Protocol.Status status(String what) {
         Protocol.Status s = sync(what, blocking.status());
-        ceiling = s.max();
-        last = new Read(s, System.nanoTime());
+        root.ceiling = s.max();
+        root.last = new Read(s, System.nanoTime());
         if (s.closed()) {
             sawClosed();
         }
@@ -987,7 +1106,17 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     @Override
     public State state() {
         Protocol.Status s = status("state");
-        return new State(s.limit(), s.max(), s.limit() - s.used(), s.queued(), left || s.closed(), true);
+        return new State(s.limit(), s.max(), available(s), queued(s), root.left || s.closed(), true);
+    }
+
+    /** A view's: what a request of its partition could take now; the handle's: limit - used (API.md §11a). */
+    private long available(Protocol.Status s) {
+        return root == this ? s.limit() - s.used() : s.slots().get(slot).capacity();
+    }
+
+    /** A view's own queue; the handle's: every queue's. */
+    private int queued(Protocol.Status s) {
+        return root == this ? s.queued() : s.slots().get(slot).queued();
     }
 
     @Override
@@ -998,18 +1127,73 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     /** The ceiling is fixed when the semaphore is created: known from the build, no round trip. */
     @Override
     public long maxPermits() {
-        return ceiling;
+        return root.ceiling;
     }
 
     @Override
     public long availablePermits() {
-        Protocol.Status s = status("availablePermits()");
-        return s.limit() - s.used();
+        return available(status("availablePermits()"));
     }
 
     @Override
     public int queueLength() {
-        return status("queueLength()").queued();
+        return queued(status("queueLength()"));
+    }
+
+    // ---------------------------------------------------------------- partitions (API.md §11a)
+
+    @Override
+    public RedisSemaphore partition(String partition) {
+        Objects.requireNonNull(partition, "name");
+        if (root != this) {
+            throw new IllegalArgumentException(describe() + " has no partition '" + partition + "'; it is a partition of "
+                    + root.describe());
+        }
+        PartitionSpec spec = partitions;
+        if (spec == null) {
+            throw new IllegalArgumentException(describe() + " has no partition '" + partition + "'; it has no partitions"
+                    + " (in Redis: the stored partitions are used, whatever a builder declared)");
+        }
+        int i = spec.indexOf(partition);
+        if (i < 0) {
+            throw spec.unknown(name, partition);
+        }
+        return views[i];
+    }
+
+    @Override
+    public List<String> partitionNames() {
+        PartitionSpec spec = partitions;
+        return root != this || spec == null ? List.of() : spec.names();
+    }
+
+    /** One round trip (STATUS) for every partition's counts; none for a view or an unpartitioned semaphore. */
+    @Override
+    public List<PartitionState> partitionStates() {
+        PartitionSpec spec = partitions;
+        if (root != this || spec == null) {
+            return List.of();
+        }
+        List<Protocol.Slot> slots = status("partitionStates()").slots();
+        List<PartitionState> out = new ArrayList<>(spec.size());
+        for (int i = 0; i < spec.size() && i < slots.size(); i++) {
+            Protocol.Slot s = slots.get(i);
+            out.add(new PartitionState(spec.names().get(i), spec.share(i), s.held(), s.guarantee(), s.queued()));
+        }
+        return out;
+    }
+
+    /** Resizing and closing belong to the parent (API.md §11a). */
+    private void notAPartition(String what) {
+        if (root != this) {
+            throw new UnsupportedOperationException(what + " on partition '" + name + "': resize or close its parent, "
+                    + root.describe());
+        }
+    }
+
+    /** The views, for tests. */
+    List<LettuceSemaphore> views() {
+        return Arrays.asList(views);
     }
 
     @Override
@@ -1028,20 +1212,20 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      */
     @Override
     public String toString() {
-        Read r = last;
+        Read r = root.last;
         String counts = "";
         if (r != null) {
             Protocol.Status s = r.status();
             counts = ", as read " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - r.at()) + " ms ago: "
                     + Failures.counts(s.limit(), s.limit() - s.used(), s.queued(), s.closed());
         }
-        return "RedisSemaphore[name=" + name + ", lease=" + lease + (left ? ", left" : "") + counts + "]";
+        return "RedisSemaphore[name=" + name + ", lease=" + lease + (root.left ? ", left" : "") + counts + "]";
     }
 
     // ---------------------------------------------------------------- failures
 
     private IllegalArgumentException tooLarge(long permits, long max) {
-        ceiling = max;
+        root.ceiling = max;
         return Checks.tooLarge(permits, max, name);
     }
 

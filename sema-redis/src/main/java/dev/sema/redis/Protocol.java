@@ -1,5 +1,7 @@
 package dev.sema.redis;
 
+import dev.sema.internal.PartitionSpec;
+import java.io.Serial;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,21 +32,29 @@ final class Protocol {
     private final String create;
     /** Whether replies complete on the connection's I/O thread (see {@link #forBlockingCallers()}). */
     private final boolean direct;
+    /** Whether the semaphore is partitioned (API.md §11a): the P_ scripts, and the request's slot in ACQUIRE. */
+    private final boolean partitioned;
 
     /**
      * @param initLimit the limit to create a missing semaphore with, or "" to report it missing
      * @param initMax the ceiling to create it with, or ""
      * @param initIdle the idle expiry (ms, "0" for none) to create it with, or ""
+     * @param partitions the semaphore's partitions (null: none): the scripts and keys to use, and what a
+     *        missing one is created with
      */
-    Protocol(RedisSemaphores owner, String name, String describe, String initLimit, String initMax, String initIdle) {
+    Protocol(RedisSemaphores owner, String name, String describe, String initLimit, String initMax, String initIdle,
+            PartitionSpec partitions) {
         this.owner = owner;
         this.describe = describe;
         String prefix = "sem:{" + name + "}:";
+        // A partitioned semaphore has the same keys: its queue holds every partition's requests (partitions.lua).
         this.keys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue"};
         this.upgradeKeys = new String[] {prefix + "meta", prefix + "holders", prefix + "leases", prefix + "queue",
                 prefix + "waiters", prefix + "wlive"};
-        this.create = initLimit.isEmpty() ? "" : "+" + initLimit + " " + initMax + " " + initIdle;
+        this.create = initLimit.isEmpty() ? "" : "+" + initLimit + " " + initMax + " " + initIdle
+                + (partitions == null ? "" : " " + StoredPartitions.encode(partitions));
         this.direct = false;
+        this.partitioned = partitions != null;
     }
 
     private Protocol(Protocol p, boolean direct) {
@@ -54,6 +64,7 @@ final class Protocol {
         this.upgradeKeys = p.upgradeKeys;
         this.create = p.create;
         this.direct = direct;
+        this.partitioned = p.partitioned;
     }
 
     /**
@@ -100,8 +111,31 @@ final class Protocol {
     record Grant(String id, long token) {
     }
 
-    /** STATUS's answer. */
-    record Status(long limit, long max, long used, int queued, boolean closed) {
+    /**
+     * STATUS's answer. A partitioned semaphore's also has each slot's counts (its partitions in priority
+     * order, then the parent's own) and its partitions as stored; an unpartitioned one's, none and null.
+     */
+    record Status(long limit, long max, long used, int queued, boolean closed, List<Slot> slots, String partitions) {
+    }
+
+    /** One slot's counts: held, guarantee, queue length, and what a request of it could take now. */
+    record Slot(long held, long guarantee, int queued, long capacity) {
+    }
+
+    /**
+     * The reply ERR_LAYOUT: the semaphore in Redis has other partitions than this handle's calls were made
+     * for ({@code stored}, as StoredPartitions writes them; "" for none). Nothing changed.
+     */
+    static final class LayoutMismatch extends RedisSemaphoreException {
+        @Serial
+        private static final long serialVersionUID = 1L;
+
+        final String stored;
+
+        LayoutMismatch(String message, String stored) {
+            super(message, null);
+            this.stored = stored;
+        }
     }
 
     /** One part of a wake-up message. */
@@ -114,8 +148,11 @@ final class Protocol {
     /**
      * @param id the handle's clientId, ':' and a counter (acquire.lua reads a waiter's wake-up channel from it)
      * @param mode try, wait, idle (an awaitIdle) or drain; a try and a drain never queue
+     * @param slot on a partitioned semaphore, the request's partition, -1 for none (p_acquire.lua); ignored
+     *        otherwise
      */
-    CompletableFuture<Acquired> acquire(String id, long permits, String leaseMs, String ttlMs, String mode) {
+    CompletableFuture<Acquired> acquire(String id, long permits, String leaseMs, String ttlMs, String mode,
+            int slot) {
         // Four arguments (each costs Redis a string and a table slot per call): the mode rides on the
         // permits (idle, drain) and on the waiter TTL ("" for a request that must not queue).
         String count = switch (mode) {
@@ -124,7 +161,10 @@ final class Protocol {
             default -> throw new IllegalArgumentException("mode " + mode);
         };
         String ttl = mode.equals("wait") || mode.equals("idle") ? ttlMs : "";
-        return call(Script.ACQUIRE, id, count, leaseMs, ttl).thenApply(r -> {
+        CompletableFuture<List<Object>> reply = partitioned
+                ? call(Script.ACQUIRE, id, count, leaseMs, ttl, Integer.toString(slot))
+                : call(Script.ACQUIRE, id, count, leaseMs, ttl);
+        return reply.thenApply(r -> {
             if (r.get(0) instanceof Long token) {
                 return new Acquired(Acquired.Kind.GRANTED, token); // the fast path's reply: the token alone
             }
@@ -208,13 +248,26 @@ final class Protocol {
     }
 
     CompletableFuture<Status> status() {
-        return call(Script.STATUS).thenApply(r -> new Status(num(r.get(0)), num(r.get(1)), num(r.get(2)),
-                (int) num(r.get(3)), "1".equals(str(r.get(4)))));
+        return call(Script.STATUS).thenApply(r -> {
+            List<Slot> slots = List.of();
+            String stored = null;
+            if (r.size() > 6) {
+                List<Object> f = list(r.get(5));
+                slots = new ArrayList<>();
+                for (int i = 0; i + 3 < f.size(); i += 4) {
+                    slots.add(new Slot(num(f.get(i)), num(f.get(i + 1)), (int) num(f.get(i + 2)), num(f.get(i + 3))));
+                }
+                stored = str(r.get(6));
+            }
+            return new Status(num(r.get(0)), num(r.get(1)), num(r.get(2)), (int) num(r.get(3)),
+                    "1".equals(str(r.get(4))), slots, stored);
+        });
     }
 
-    /** A raw call, for the protocol tests. */
+    /** A raw call, for the protocol tests: the operation's script for this semaphore's kind. */
     CompletableFuture<List<Object>> raw(Script script, String... args) {
-        return owner.eval(script, script == Script.UPGRADE ? upgradeKeys : keys, args, direct);
+        return owner.eval(partitioned ? script.partitioned() : script, script == Script.UPGRADE ? upgradeKeys : keys,
+                args, direct);
     }
 
     /**
@@ -258,6 +311,13 @@ final class Protocol {
         if ("ERR_UPGRADE".equals(status)) {
             throw new RedisSemaphoreException(describe + ": the semaphore is still of an older schema after "
                     + "upgrade.lua ran", null);
+        }
+        if ("ERR_LAYOUT".equals(status)) {
+            String stored = str(r.get(1));
+            throw new LayoutMismatch(describe + ": the semaphore in Redis has " + (stored.isEmpty() ? "no partitions"
+                    : "other partitions (" + stored + ")") + " than this handle was opened with; it was created"
+                    + " again since (after an idle expiry or a lost key) by a builder that declared others: open a"
+                    + " new handle", stored);
         }
         if ("ERR_CORRUPT".equals(status)) {
             throw new RedisSemaphoreException(describe + ": the key does not hold a semaphore: " + str(r.get(1)), null);

@@ -3,7 +3,10 @@ package dev.sema.redis;
 import dev.sema.Fairness;
 import dev.sema.Semaphore;
 import dev.sema.internal.Checks;
+import dev.sema.internal.PartitionSpec;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeoutException;
 
@@ -42,6 +45,20 @@ import java.util.concurrent.TimeoutException;
  * {@link RedisSemaphoreException}); holders of lost grants learn it through
  * {@link RedisPermit#leaseLost()}. {@code toString()} never reads Redis: it shows the counts of the last read,
  * with how long ago that was.
+ *
+ * <h2>Partitions</h2>
+ * A semaphore built with {@link Builder#partition} has the partitions of API.md §11a, with the local engine's
+ * rules, kept by Redis for the whole fleet: guaranteed shares first, then priorities, inside the one limit, which
+ * all partitions of all processes together never exceed. {@link #partition(String)} returns a view, itself a
+ * {@code RedisSemaphore} named {@code "parent/partition"}: its acquires queue in the partition's own FIFO queue
+ * in Redis, its {@code availablePermits()} is what a request of the partition could take now and its
+ * {@code queueLength()} its own queue (one round trip each, as for the parent); its permits, leases and fencing
+ * tokens are the semaphore's, renewed with the handle's, and a permit goes back to its own partition whatever is
+ * done with it (a split, a partial release; a merge takes only a permit of the same partition of the same
+ * handle). Resizing and closing belong to the parent; closing it closes every partition, for every process. The
+ * partitions are stored when the semaphore is created and the stored ones win, as the limit does (see
+ * {@link Builder#partition}). The handle's own acquires are requests of no partition, served last. The handle's
+ * listeners see a partition's requests with the view as the semaphore.
  *
  * <h2>Typed permits</h2>
  * The blocking acquires ({@link #acquire()}, {@link #acquire(long)}, {@link #acquire(long, Duration)},
@@ -254,6 +271,20 @@ public interface RedisSemaphore extends Semaphore {
     RedisPermit drainPermits();
 
     /**
+     * As {@link Semaphore#partition(String)}: a view of one of the partitions stored in Redis (see
+     * {@link Builder#partition}), itself a {@code RedisSemaphore} named {@code "parent/partition"}, with this
+     * handle's lease, connection and renewals; its permits are {@link RedisPermit}s with fencing tokens of the
+     * one semaphore.
+     *
+     * @param name a partition of the semaphore as stored in Redis
+     * @return the view
+     * @throws IllegalArgumentException if the semaphore has no partition of that name, naming those it has
+     * @throws NullPointerException if {@code name} is {@code null}
+     */
+    @Override
+    RedisSemaphore partition(String name);
+
+    /**
      * Builds a {@link RedisSemaphore} handle; obtained from {@link RedisSemaphores#semaphore(String)}.
      * Each setter checks its own argument at once.
      */
@@ -267,6 +298,8 @@ public interface RedisSemaphore extends Semaphore {
         private Duration expireWhenIdle = Duration.ZERO;
         private int replicas;
         private Duration replicasTimeout = Duration.ZERO;
+        private final List<String> partitionNames = new ArrayList<>();
+        private final List<Double> partitionShares = new ArrayList<>();
 
         Builder(RedisSemaphores owner, String name) {
             this.owner = owner;
@@ -384,6 +417,39 @@ public interface RedisSemaphore extends Semaphore {
         }
 
         /**
+         * Declares a partition (API.md §11a), as {@link Semaphore.Builder#partition} does, with the same rules
+         * across the fleet: repeatable, the order of declaration is the priority (first = highest), a partition
+         * is guaranteed {@code floor(share × limit)} permits of the one limit whenever its requests wait, is
+         * served before lower partitions' requests beyond their guarantees, and may use whatever nobody with
+         * precedence waits for. Get its view with {@link RedisSemaphore#partition(String)}; the semaphore's own
+         * acquires are requests of no partition, served last. {@link #build()} checks the declarations as the
+         * local builder does (the Redis semaphore is always {@link dev.sema.Fairness#FIFO}).
+         *
+         * <p>Like {@code permits} and {@code maxPermits}, partitions are stored in Redis when the semaphore is
+         * created, and the stored ones win: a builder for a semaphore that exists (built by another process, or
+         * earlier) gets the stored partitions, whatever it declares; a declaration that differs, none included
+         * when the semaphore has some, or some when it has none, is logged as a warning (a builder that
+         * declares none on a partitioned semaphore is logged at {@code DEBUG}: opening one without repeating its
+         * declaration is the usual case). {@link Semaphore#partitionNames()} tells which partitions the handle
+         * has. A handle whose semaphore disappears (an idle expiry, a restart without persistence) creates it
+         * again with the partitions it has. If another builder created it again first, a new handle takes what
+         * that one stored; the old handle's operations fail with {@link RedisSemaphoreException} if the
+         * semaphore now has no partitions (or has them where it had none), and otherwise its own requests stay
+         * of no partition while a view's go to the stored partition of its index (in priority order), failing
+         * when there is none.
+         *
+         * @param name the partition's name: non-empty, unique
+         * @param share its share of the limit, in {@code (0, 1]}; the shares add up to at most 1
+         * @return this builder
+         * @throws NullPointerException if {@code name} is {@code null}
+         */
+        public Builder partition(String name, double share) {
+            partitionNames.add(Objects.requireNonNull(name, "name"));
+            partitionShares.add(share);
+            return this;
+        }
+
+        /**
          * Tells whether a missing semaphore is created from this builder's values (the default), or
          * reported: with {@code false}, {@link #build()} and later operations throw
          * {@link RedisSemaphoreException} while the semaphore does not exist in Redis.
@@ -402,7 +468,9 @@ public interface RedisSemaphore extends Semaphore {
          *
          * @return the handle
          * @throws IllegalArgumentException if the limit exceeds the ceiling, or the {@code replicas} timeout is
-         *         not less than the connection's command timeout
+         *         not less than the connection's command timeout, or a partition's name is empty or declared
+         *         twice, a share is outside {@code (0, 1]} or the shares add up to more than 1 (naming the
+         *         partition and the numbers)
          * @throws IllegalStateException if {@code replicas} was asked for on Redis Cluster
          * @throws RedisSemaphoreException if Redis cannot be reached, or the semaphore is missing and
          *         may not be created, or its keys hold something else
@@ -410,6 +478,8 @@ public interface RedisSemaphore extends Semaphore {
          */
         public RedisSemaphore build() {
             long ceiling = Checks.ceiling(permits, maxPermits);
+            PartitionSpec partitions = partitionNames.isEmpty() ? null
+                    : PartitionSpec.of(name, partitionNames, partitionShares);
             if (replicas > 0) {
                 if (!owner.canWaitForReplicas()) {
                     throw new IllegalStateException("replicas(" + replicas + ", " + replicasTimeout + ") is not available"
@@ -421,7 +491,7 @@ public interface RedisSemaphore extends Semaphore {
                 }
             }
             return owner.open(name, new LettuceSemaphore.Options(permits, ceiling, lease, createIfMissing,
-                    expireWhenIdle, replicas, replicasTimeout));
+                    expireWhenIdle, replicas, replicasTimeout, partitions));
         }
     }
 }

@@ -17,8 +17,8 @@
  *   <li>{@link dev.sema.redis.RedisSemaphores#using}: a Lettuce {@code RedisClient} or
  *       {@code RedisClusterClient} the caller owns and shuts down.
  * </ul>
- * Builder options: {@code permits}, {@code maxPermits}, {@code lease}, {@code createIfMissing} and
- * {@code expireWhenIdle} (see {@link dev.sema.redis.RedisSemaphore.Builder}).
+ * Builder options: {@code permits}, {@code maxPermits}, {@code lease}, {@code createIfMissing},
+ * {@code expireWhenIdle}, {@code replicas} and {@code partition} (see {@link dev.sema.redis.RedisSemaphore.Builder}).
  *
  * <h2>Design</h2>
  * <p>Semaphore {@code N} is four keys sharing the hash tag {@code {N}}: {@code sem:{N}:meta} (one binary
@@ -51,6 +51,20 @@
  * {@code upgrade.lua}, which declares the older keys, then the script again. A client of an older schema
  * then refuses the semaphore with a clear error rather than serve the queue out of order, so a fleet
  * upgrades every process of a semaphore's users before they share it again.
+ *
+ * <p>A partitioned semaphore (API.md §11a, {@link dev.sema.redis.RedisSemaphore.Builder#partition}) is the
+ * same four keys: its {@code queue} holds every partition's requests, each partition's under a score of its own
+ * and in arrival order within it (the parent's own requests under the last), and its meta value is of schema 5:
+ * schema 4's fields with each partition's queue length, held permits and guarantee (cached for the limit they
+ * were computed for) beside the fields they change with, then the partitions as declared,
+ * each share as the decimal it was written as, so that a script computes {@code floor(share × limit)} exactly
+ * as the local engine does. Its scripts are those of an unpartitioned semaphore with {@code partitions.lua}
+ * after {@code common.lua}, which serves every partition's queue by the local engine's rules (guarantee first,
+ * then priority, work-conserving, under the one limit), and fast paths of their own ({@code p_*.lua}) for the
+ * common cases: nobody waiting, a request joining a queue that is not empty, a release with every waiter in one
+ * partition's queue. An unpartitioned semaphore runs the same scripts as before, and pays nothing for
+ * partitions; through a partition, an uncontended acquire + release runs the same commands, with one more
+ * argument (the request's partition) and a few more bytes to write.
  *
  * <p>The queue is served in strict FIFO order inside Redis: a release hands the permits to the waiters
  * that fit and sends one message to each process that was granted (channel

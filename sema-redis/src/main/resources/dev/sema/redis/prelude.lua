@@ -16,8 +16,12 @@ local NEVER = 9007199254740991 -- 2^53 - 1: 'due' when no deadline is stored
 
 local NOW_MS, NOW_US = nil, nil
 local CREATED = false -- this script created the semaphore (its meta is written even if nothing else changes)
--- The meta fields, as numbers (integers below 2^53, exact in a Lua double).
-local limit, max, used, fence, seq, closed, idle, due, qlen
+-- The meta fields, as numbers (integers below 2^53, exact in a Lua double); for a partitioned semaphore
+-- (schema 5, see partitions.lua), pv: its whole meta value, and pn: its number of partitions; partitioned:
+-- true in the scripts of a partitioned semaphore, set on the next line in theirs only (Script.java), so
+-- that the others pay nothing for it.
+local limit, max, used, fence, seq, closed, idle, due, qlen, pv, pn, partitioned
+--@partitioned
 
 -- Reads the meta value: one GET, which also checks the schema. Creates the semaphore when the key is
 -- missing and the caller gave its limit (the creation argument). A semaphore of an older schema (1 or 2: a hash; 3: waiters in
@@ -34,6 +38,17 @@ do
       _, limit, max, used, fence, seq, closed, idle, due, qlen = struct.unpack(META, v)
     elseif #v == META_SIZE and ver == 3 then
       return {'ERR_UPGRADE'}
+    elseif ver == 5 and #v > META_SIZE + 16 then
+      -- Partitioned (API.md §11a): schema 4's fields in another order, with the partitions' (partitions.lua).
+      -- Only a partitioned semaphore's script runs on it; any other replies with the stored partitions, which
+      -- a handle being built takes as its own (the stored ones win, like the stored limit).
+      local _
+      _, limit, max, closed, idle, pn, _, seq, due, qlen = struct.unpack(META, v)
+      if not partitioned then
+        return {'ERR_LAYOUT', string.sub(v, META_SIZE + 17 + 24 * pn)}
+      end
+      fence, used = struct.unpack('<dd', v, META_SIZE + 1 + 8 * pn)
+      pv = v
     elseif #v > 0 and ver < 32 then
       err = 'has schema version ' .. ver .. ', expected ' .. VERSION
     else
@@ -52,20 +67,30 @@ do
     end
   else
     -- The creation argument, '+limit ceiling idleMs', comes last, and only in a call resent after the
-    -- reply ERR_MISSING: every argument costs Redis a string and a table slot in every call.
+    -- reply ERR_MISSING: every argument costs Redis a string and a table slot in every call. A
+    -- partitioned semaphore's goes on with ' ' and the partitions as stored (partitions.lua).
     local c = ARGV[#ARGV] or ''
     if string.byte(c) ~= 43 then
       return {'ERR_MISSING'}
     end
-    local l, m, i = string.match(c, '^%+(%d+) (%d+) (%d+)$')
-    if not l then
-      return {'ERR_CORRUPT', K_META .. ' cannot be created from "' .. c .. '": not "+limit ceiling idleMs"'}
+    local l, m, i, spec = string.match(c, '^%+(%d+) (%d+) (%d+)(.*)$')
+    if not l or (spec == '') ~= not partitioned then
+      return {'ERR_CORRUPT', K_META .. ' cannot be created from "' .. c .. '": not "+limit ceiling idleMs"'
+          .. (partitioned and ' and the partitions' or '')}
     end
     limit, max, used, fence, seq, closed, idle, due, qlen = tonumber(l), tonumber(m), 0, 0, 0, 0, tonumber(i), NEVER, 0
     CREATED = true
     -- The rest of the state went with the meta key (a restart without persistence, a deleted key):
     -- start clean so that S1 and S3 hold. Holders learn on their next renewal.
     redis.call('DEL', K_HOLD, K_LEASE, K_QUEUE)
+    if spec ~= '' then
+      pn = 0
+      for _ in string.gmatch(string.match(spec, '^ ([^|]*)'), '[^;]+') do
+        pn = pn + 1
+      end
+      pv = struct.pack(META, 5, limit, max, closed, idle, pn, -1, seq, due, qlen) .. string.rep(struct.pack('<d', 0), pn)
+          .. struct.pack('<dd', fence, used) .. string.rep(struct.pack('<dd', 0, 0), pn) .. string.sub(spec, 2)
+    end
   end
   if err then
     return {'ERR_CORRUPT', K_META .. ' ' .. err}

@@ -155,6 +155,26 @@ class RedisClusterTest {
     }
 
     @Test
+    void partitionsServeAcrossClientsOnEveryMaster() throws Exception {
+        for (String name : names) {
+            RedisSemaphore sa = a.semaphore(name).permits(4).partition("high", 0.5).partition("low", 0.5).build();
+            RedisSemaphore sb = b.semaphore(name).build(); // takes the stored partitions
+            assertThat(sb.partitionNames()).containsExactly("high", "low");
+            Permit all = sa.partition("low").tryAcquire(4).orElseThrow();
+            CompletableFuture<Permit> own = sb.acquireAsync(1);
+            RedisTestSupport.awaitQueueLength(sa, 1);
+            CompletableFuture<Permit> high = sb.partition("high").acquireAsync(2); // owed 2: served before the parent's
+            RedisTestSupport.awaitQueueLength(sa, 2);
+            all.release(2);
+            high.get(20, TimeUnit.SECONDS).close(); // its message came by the semaphore's master
+            all.close();
+            own.get(20, TimeUnit.SECONDS).close();
+            assertThat(sa.availablePermits()).isEqualTo(4);
+            RedisTestSupport.checkPartitionInvariants(redis, name);
+        }
+    }
+
+    @Test
     void acquireAndReleaseAreSharedAcrossClientsOnEveryMaster() throws Exception {
         for (String name : names) {
             RedisSemaphore sa = a.semaphore(name).permits(3).build();

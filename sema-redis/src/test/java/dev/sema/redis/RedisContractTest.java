@@ -21,8 +21,8 @@ import org.junit.jupiter.api.TestInfo;
 class RedisContractTest extends SemaphoreContract {
     private static final AtomicInteger NAMES = new AtomicInteger();
 
-    private RedisSemaphores a;
-    private RedisSemaphores b;
+    RedisSemaphores a;
+    RedisSemaphores b;
 
     // The server's life is RedisTestSupport's (one per class; Redis 6.2 for OnRedis62 classes).
     @BeforeAll

@@ -170,6 +170,115 @@ abstract class RedisTestSupport {
         checkInvariants(name);
     }
 
+    /**
+     * Checks a partitioned semaphore's keys (partitions.lua): S1-S4 over every slot's queue together, each
+     * slot's stored held permits and queue length against its grants and its queue (Q1, Q2), each queued
+     * request in its own slot's queue, and no slot's head servable (P4: a request head asks more than its
+     * slot's capacity, as STATUS computes it; an idle head finds its slot not idle).
+     */
+    static void checkPartitionInvariants(RedisClusterCommands<String, String> redis, String semaphore) {
+        String p = "sem:{" + semaphore + "}:";
+        // The meta value of schema 5 (partitions.lua): version, limit, max, used, qlen, due, n, then per partition
+        // its queue length and held permits; then per grant its permits and slot; then per slot the requests
+        // queued under its score, with each entry's first field and slot (-2 if its seq is not its member's).
+        List<Object> dump = redis.eval("local v = redis.call('GET', KEYS[1])"
+                + " local ver, limit, max, closed, idle, n, gfor, seq, due, qlen = struct.unpack('<Bddddddddd', v)"
+                + " local fence, used = struct.unpack('<dd', v, 74 + 8 * n)"
+                + " local out = {ver, limit, max, used, qlen, due, n}"
+                + " for i = 0, n - 1 do out[#out + 1] = struct.unpack('<d', v, 74 + 8 * i)"
+                + "   out[#out + 1] = struct.unpack('<d', v, 90 + 8 * n + 8 * i) end"
+                + " local grants = {} for _, e in ipairs(redis.call('HVALS', KEYS[2])) do"
+                + "   local a, b, s = struct.unpack('<ddd', e) if a > 0 then grants[#grants + 1] = a"
+                + "   grants[#grants + 1] = s end end out[#out + 1] = grants"
+                + " for s = 0, n do local q = {}"
+                + "   for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], s, s)) do"
+                + "     local e = redis.call('HGET', KEYS[2], string.sub(m, 15))"
+                + "     if e then local a, b, es, sq = struct.unpack('<dddd', e) q[#q + 1] = a q[#q + 1] = es"
+                + "       if string.format('%014x', sq) ~= string.sub(m, 1, 14) then q[#q] = -2 end"
+                + "     else q[#q + 1] = 'missing' q[#q + 1] = -1 end end out[#out + 1] = q end"
+                + " return out", io.lettuce.core.ScriptOutputType.MULTI, p + "meta", p + "holders", p + "queue");
+        assertThat((Long) dump.get(0)).as("schema 5: partitioned").isEqualTo(5L);
+        long limit = (Long) dump.get(1);
+        long used = (Long) dump.get(3);
+        long qlen = (Long) dump.get(4);
+        long due = (Long) dump.get(5);
+        int n = (int) (long) (Long) dump.get(6);
+        assertThat(limit).as("limit").isBetween(0L, (Long) dump.get(2));
+        long[] storedHeld = new long[n + 1];
+        long[] storedQueued = new long[n + 1];
+        long heldSum = 0;
+        long queuedSum = 0;
+        for (int i = 0; i < n; i++) {
+            storedQueued[i] = (Long) dump.get(7 + 2 * i);
+            storedHeld[i] = (Long) dump.get(8 + 2 * i);
+            heldSum += storedHeld[i];
+            queuedSum += storedQueued[i];
+        }
+        storedHeld[n] = used - heldSum;
+        storedQueued[n] = qlen - queuedSum;
+        int at = 7 + 2 * n;
+        @SuppressWarnings("unchecked")
+        List<Long> grants = (List<Long>) dump.get(at);
+        long[] grantHeld = new long[n + 1];
+        long total = 0;
+        for (int j = 0; j < grants.size(); j += 2) {
+            grantHeld[(int) (long) grants.get(j + 1)] += grants.get(j);
+            total += grants.get(j);
+        }
+        assertThat(used).as("used == sum of grants (S1)").isEqualTo(total);
+        assertThat(redis.zcard(p + "leases")).as("one deadline per entry (S1)").isEqualTo(redis.hlen(p + "holders"));
+        assertThat(storedHeld).as("each slot's held == its grants (Q1)").containsExactly(grantHeld);
+        List<Long> requests = requestedPermits(redis, semaphore);
+        assertThat((long) requests.size()).as("queued requests in holders (S3)").isEqualTo(qlen);
+        List<Protocol.Slot> slots = statusSlots(redis, semaphore, n);
+        for (int s = 0; s <= n; s++) {
+            @SuppressWarnings("unchecked")
+            List<Object> q = (List<Object>) dump.get(at + 1 + s);
+            assertThat((long) q.size() / 2).as("slot " + s + "'s queue length (Q2)").isEqualTo(storedQueued[s]);
+            for (int j = 0; j < q.size(); j += 2) {
+                assertThat(q.get(j)).as("slot " + s + " queue entry " + j / 2 + " is a request").isInstanceOf(Long.class);
+                assertThat((Long) q.get(j)).as("a queued request").isNegative();
+                assertThat((Long) q.get(j + 1)).as("queued under its own slot, with its own seq").isEqualTo((long) s);
+            }
+            if (!q.isEmpty()) {
+                long a = (Long) q.get(0);
+                if (a == -1) {
+                    assertThat(s == n ? used : storedHeld[s]).as("slot " + s + "'s idle head waits for its slot to"
+                            + " hold something").isPositive();
+                } else {
+                    assertThat(-1 - a).as("slot " + s + "'s head does not fit its capacity (P4)")
+                            .isGreaterThan(slots.get(s).capacity());
+                }
+            }
+        }
+        List<ScoredValue<String>> first = redis.zrangeWithScores(p + "leases", 0, 0);
+        if (!first.isEmpty()) {
+            assertThat(due).as("due <= the earliest deadline (S4)").isLessThanOrEqualTo((long) first.get(0).getScore());
+        }
+    }
+
+    /** Each slot's counts as the partitioned STATUS script reports them (it changes nothing at quiescence). */
+    static List<Protocol.Slot> statusSlots(RedisClusterCommands<String, String> redis, String semaphore, int n) {
+        String p = "sem:{" + semaphore + "}:";
+        String[] keys = new String[4 + n];
+        keys[0] = p + "meta";
+        keys[1] = p + "holders";
+        keys[2] = p + "leases";
+        keys[3] = p + "queue";
+        for (int i = 0; i < n; i++) {
+            keys[4 + i] = p + "queue:" + i;
+        }
+        List<Object> r = redis.eval(Script.P_STATUS.source(), io.lettuce.core.ScriptOutputType.MULTI, keys);
+        @SuppressWarnings("unchecked")
+        List<Object> f = (List<Object>) r.get(5);
+        List<Protocol.Slot> slots = new java.util.ArrayList<>();
+        for (int i = 0; i + 3 < f.size(); i += 4) {
+            slots.add(new Protocol.Slot(Protocol.num(f.get(i)), Protocol.num(f.get(i + 1)),
+                    (int) Protocol.num(f.get(i + 2)), Protocol.num(f.get(i + 3))));
+        }
+        return slots;
+    }
+
     /** Scripts Redis has run so far (EVALSHA and EVAL calls), to count round trips. */
     static long scriptCalls() {
         long calls = 0;

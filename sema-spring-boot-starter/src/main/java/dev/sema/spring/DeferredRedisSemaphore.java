@@ -302,6 +302,19 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
         return name;
     }
 
+    /** The opened semaphore's view; refused while it is not open, as its partitions are not known yet. */
+    @Override
+    public RedisSemaphore partition(String partition) {
+        Objects.requireNonNull(partition, "name");
+        return open("partition(" + partition + ")").partition(partition);
+    }
+
+    @Override
+    public List<String> partitionNames() {
+        RedisSemaphore d = delegate;
+        return d == null ? List.of() : d.partitionNames();
+    }
+
     // ---------------------------------------------------------------- close
 
     @Override

@@ -1,6 +1,9 @@
 package dev.sema.bench.redis;
 
+import dev.sema.Permit;
 import dev.sema.bench.Program;
+import dev.sema.redis.RedisSemaphore;
+import dev.sema.redis.RedisSemaphores;
 import dev.sema.testing.RedisServer;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -55,6 +58,10 @@ import java.util.regex.Pattern;
  *       (<b>uncontended</b>); then a semaphore of limit 1, a warm-up, and a window of {@code n} pairs in all
  *       from 2 threads of the same client (<b>contended</b>: one thread often waits for the other's
  *       release).
+ *   <li><b>Through a partition</b>: the same two windows for Sema's {@code RedisSemaphore} through a partition
+ *       of a partitioned semaphore (API.md §11a: partitions checkout 0.6, browse 0.3, batch 0.1; acquires and
+ *       releases through {@code partition("browse")}), whose scripts keep each partition's counts and queue
+ *       too. The report gives its ratio to the unpartitioned rows.
  * </ol>
  *
  * <p><b>What counts.</b> Everything the server executes in a window: the commands and scripts the client
@@ -228,6 +235,12 @@ public final class RedisCost {
                     uncontended(impl, client);
                     contended(impl, client);
                 }
+                if (impl == Impl.SEMA) {
+                    try (Impl.Client client = partitioned(redis, "cost-partitioned")) {
+                        uncontended(PARTITIONED, client);
+                        contended(PARTITIONED, client);
+                    }
+                }
             }
             idlePerSecond = (before + idle("after")) / 2;
         }
@@ -276,13 +289,58 @@ public final class RedisCost {
         });
     }
 
+    /** The label of the rows measured through a partition. */
+    static final String PARTITIONED = "Sema RedisSemaphore, through a partition";
+
+    /**
+     * Sema's client whose handles are the view of partition {@code browse} of a semaphore partitioned into
+     * checkout 0.6, browse 0.3 and batch 0.1 (a middle partition: its requests are neither first nor last).
+     */
+    static Impl.Client partitioned(Endpoint redis, String role) {
+        RedisSemaphores rs = RedisSemaphores.connect(redis.uri() + "?timeout=10s&clientName=" + Impl.SEMA.prefix + role);
+        return new Impl.Client() {
+            @Override
+            public Impl.Handle semaphore(String name, int permits) {
+                RedisSemaphore s = rs.semaphore(name).permits(permits).lease(Impl.LEASE).partition("checkout", 0.6)
+                        .partition("browse", 0.3).partition("batch", 0.1).build().partition("browse");
+                return new Impl.Handle() {
+                    @Override
+                    public Object acquire() throws InterruptedException {
+                        return s.acquire(1);
+                    }
+
+                    @Override
+                    public void release(Object grant) {
+                        ((Permit) grant).close();
+                    }
+
+                    @Override
+                    public boolean blocked(Thread waiter, int waiters, RawRedis observer) throws IOException {
+                        Thread.State st = waiter.getState();
+                        return (st == Thread.State.WAITING || st == Thread.State.TIMED_WAITING)
+                                && s.queueLength() >= waiters;
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                rs.close();
+            }
+        };
+    }
+
     private void uncontended(Impl impl, Impl.Client client) throws Exception {
+        uncontended(impl.label, client);
+    }
+
+    private void uncontended(String label, Impl.Client client) throws Exception {
         int n = settings.n();
-        Impl.Handle h = client.semaphore("cost-" + run + "-uncontended", 2);
+        Impl.Handle h = client.semaphore("cost-" + run + "-" + (label.equals(PARTITIONED) ? "p-" : "") + "uncontended", 2);
         for (int i = 0; i < settings.warmup(); i++) {
             h.release(h.acquire());
         }
-        window(impl.label, "uncontended: 1 thread, limit 2", "pair", n, () -> {
+        window(label, "uncontended: 1 thread, limit 2", "pair", n, () -> {
             for (int i = 0; i < n; i++) {
                 h.release(h.acquire());
             }
@@ -290,10 +348,14 @@ public final class RedisCost {
     }
 
     private void contended(Impl impl, Impl.Client client) throws Exception {
+        contended(impl.label, client);
+    }
+
+    private void contended(String label, Impl.Client client) throws Exception {
         int n = settings.n();
-        Impl.Handle h = client.semaphore("cost-" + run + "-contended", 1);
+        Impl.Handle h = client.semaphore("cost-" + run + "-" + (label.equals(PARTITIONED) ? "p-" : "") + "contended", 1);
         pairs(h, 2, settings.warmup());
-        window(impl.label, "contended: 2 threads, limit 1", "pair", n, () -> pairs(h, 2, n));
+        window(label, "contended: 2 threads, limit 1", "pair", n, () -> pairs(h, 2, n));
     }
 
     /** {@code threads} platform threads acquire and release until {@code total} pairs are done in all. */
@@ -358,6 +420,15 @@ public final class RedisCost {
                 && x.scenario().equals(r.scenario())).findFirst();
     }
 
+    /** The unpartitioned Sema row for the same scenario, if this is a row measured through a partition. */
+    private Optional<Row> unpartitioned(Row r) {
+        if (!r.implementation().equals(PARTITIONED)) {
+            return Optional.empty();
+        }
+        return rows.stream().filter(x -> x.implementation().equals(Impl.SEMA.label)
+                && x.scenario().equals(r.scenario())).findFirst();
+    }
+
     private List<Object> rowsJson() {
         List<Object> l = new ArrayList<>();
         for (Row r : rows) {
@@ -376,6 +447,8 @@ public final class RedisCost {
             m.put("timerShareOfInstructionsPerOp", Math.round(idlePerSecond * r.seconds() / r.ops()));
             redisson(r).ifPresent(x -> m.put("ratioToRedisson",
                     Math.round(r.netPerOp(idlePerSecond) / x.netPerOp(idlePerSecond) * 1000) / 1000.0));
+            unpartitioned(r).ifPresent(x -> m.put("ratioToUnpartitioned",
+                    Math.round(r.netPerOp(idlePerSecond) / x.netPerOp(idlePerSecond) * 1000) / 1000.0));
             l.add(m);
         }
         return l;
@@ -393,6 +466,14 @@ public final class RedisCost {
             sb.append(String.format(Locale.ROOT, "| %s | %s | %,d%s | %s | %,d | %.2f |%n", r.implementation(),
                     r.scenario(), Math.round(r.netPerOp(idlePerSecond)), unit, ratio, Math.round(r.perOp()),
                     r.commandsPerOp()));
+        }
+        sb.append('\n');
+        for (Row r : rows) {
+            unpartitioned(r).ifPresent(x -> sb.append(String.format(Locale.ROOT, "Through a partition, %s: %.2fx the "
+                    + "instructions of the unpartitioned semaphore (%,d against %,d per pair, %.2f against %.2f Redis "
+                    + "commands).%n", r.scenario(), r.netPerOp(idlePerSecond) / x.netPerOp(idlePerSecond),
+                    Math.round(r.netPerOp(idlePerSecond)), Math.round(x.netPerOp(idlePerSecond)), r.commandsPerOp(),
+                    x.commandsPerOp())));
         }
         sb.append('\n');
         sb.append(String.format(Locale.ROOT, "The instructions redis-server %s executed in a window of %,d "

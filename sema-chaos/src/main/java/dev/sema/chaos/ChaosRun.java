@@ -36,8 +36,11 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ChaosRun {
 
-    /** The run's semaphores: limits 1 to 16, weights up to half the limit. */
-    static final String SEMAPHORES = "chaos-1:1,chaos-2:2,chaos-4:4,chaos-16:16";
+    /**
+     * The run's semaphores: limits 1 to 16, weights up to half the limit, and one partitioned semaphore whose
+     * requests come through each partition and through the parent, the hard limit holding over them all.
+     */
+    static final String SEMAPHORES = "chaos-1:1,chaos-2:2,chaos-4:4,chaos-16:16,chaos-p8:8:gold=0.5/silver=0.25";
 
     /** What the command line asked for. */
     record Options(int processes, double minutes, long seed, int threads, Duration lease, Path out, boolean broken,

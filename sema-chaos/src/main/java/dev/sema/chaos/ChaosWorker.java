@@ -39,14 +39,32 @@ import java.util.concurrent.TimeoutException;
  * half the limit (1 for a limit of 1), held 0 to 300 ms.
  *
  * <p>Arguments: {@code name uri historyFile seed leaseMillis threads semaphores [broken]}, where
- * {@code semaphores} is {@code name:limit,name:limit...}; {@code broken} turns off the check that keeps a
+ * {@code semaphores} is {@code name:limit,name:limit...} (see {@link Sem} for a partitioned one, whose
+ * requests go through its partitions' views or the handle itself at random, each recorded as a request of
+ * the semaphore with its partition in its kind: {@code timed@gold}); {@code broken} turns off the check that keeps a
  * late grant from reaching a caller (through a test hook), to show that the checker catches what it lets
  * through.
  */
 public final class ChaosWorker {
 
-    /** One semaphore as the run declares it. */
-    record Sem(String name, long limit) {
+    /**
+     * One semaphore as the run declares it: {@code name:limit}, or {@code name:limit:p=share/q=share...} for a
+     * partitioned one (API.md §11a), its partitions in priority order.
+     */
+    record Sem(String name, long limit, List<String> partitions, List<Double> shares) {
+        Sem {
+            if (partitions.size() != shares.size()) {
+                throw new IllegalArgumentException(name + ": " + partitions.size() + " partitions, "
+                        + shares.size() + " shares");
+            }
+            partitions = List.copyOf(partitions);
+            shares = List.copyOf(shares);
+        }
+
+        Sem(String name, long limit) {
+            this(name, limit, List.of(), List.of());
+        }
+
         long maxWeight() {
             return Math.max(1, limit / 2);
         }
@@ -55,6 +73,8 @@ public final class ChaosWorker {
     private final Recorder rec;
     private final RedisSemaphores redis;
     private final List<RedisSemaphore> handles;
+    /** Per semaphore: what a request may go through, the handle itself and each partition's view. */
+    private final List<List<RedisSemaphore>> targets = new ArrayList<>();
     private final List<Sem> sems;
     private volatile boolean stopping;
 
@@ -63,6 +83,14 @@ public final class ChaosWorker {
         this.redis = redis;
         this.sems = sems;
         this.handles = handles;
+        for (int i = 0; i < sems.size(); i++) {
+            List<RedisSemaphore> t = new ArrayList<>();
+            t.add(handles.get(i));
+            for (String p : sems.get(i).partitions()) {
+                t.add(handles.get(i).partition(p));
+            }
+            targets.add(t);
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -95,7 +123,22 @@ public final class ChaosWorker {
         List<Sem> sems = new ArrayList<>();
         for (String part : spec.split(",")) {
             String[] kv = part.split(":");
-            sems.add(new Sem(kv[0], Long.parseLong(kv[1])));
+            if (kv.length < 2 || kv.length > 3) {
+                throw new IllegalArgumentException("'" + part + "': name:limit or name:limit:p=share/q=share");
+            }
+            List<String> names = new ArrayList<>();
+            List<Double> shares = new ArrayList<>();
+            if (kv.length == 3) {
+                for (String p : kv[2].split("/")) {
+                    String[] ns = p.split("=");
+                    if (ns.length != 2) {
+                        throw new IllegalArgumentException("'" + p + "' in '" + part + "': partition=share");
+                    }
+                    names.add(ns[0]);
+                    shares.add(Double.parseDouble(ns[1]));
+                }
+            }
+            sems.add(new Sem(kv[0], Long.parseLong(kv[1]), names, shares));
         }
         return sems;
     }
@@ -117,7 +160,11 @@ public final class ChaosWorker {
     private static RedisSemaphore build(RedisSemaphores redis, Sem s, Duration lease) throws InterruptedException {
         for (int attempt = 1;; attempt++) {
             try {
-                return redis.semaphore(s.name()).permits(s.limit()).lease(lease).build();
+                RedisSemaphore.Builder b = redis.semaphore(s.name()).permits(s.limit()).lease(lease);
+                for (int p = 0; p < s.partitions().size(); p++) {
+                    b.partition(s.partitions().get(p), s.shares().get(p));
+                }
+                return b.build();
             } catch (RedisSemaphoreException e) {
                 if (attempt == 120) {
                     throw e;
@@ -177,10 +224,15 @@ public final class ChaosWorker {
     private void request(Random random) throws InterruptedException {
         int i = random.nextInt(sems.size());
         Sem sem = sems.get(i);
-        RedisSemaphore s = handles.get(i);
+        List<RedisSemaphore> through = targets.get(i);
+        int via = random.nextInt(through.size());
+        RedisSemaphore s = through.get(via);
         long n = random.nextInt(20) == 0 ? 0 : 1 + random.nextInt((int) sem.maxWeight());
         Style style = Style.values()[random.nextInt(Style.values().length)];
-        long req = rec.invoke(sem.name(), n, style.name().toLowerCase(java.util.Locale.ROOT));
+        // A partition's request is recorded as one of the semaphore's: the checker holds their total to its limit.
+        String kind = style.name().toLowerCase(java.util.Locale.ROOT)
+                + (via == 0 ? "" : "@" + sem.partitions().get(via - 1));
+        long req = rec.invoke(sem.name(), n, kind);
         Permit p;
         try {
             p = acquire(s, n, style, random);

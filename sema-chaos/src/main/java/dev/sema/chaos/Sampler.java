@@ -23,11 +23,17 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The meta value is sema-redis's schema 4 (the layout of schema 3, which the check of the version byte
  * tells apart): a version byte, then little-endian doubles: limit, ceiling, used, fence, seq, closed, idle,
- * due, qlen. {@code used} may still count a lease that has expired and not yet been ended by a script.
+ * due, qlen; or, for a partitioned semaphore, schema 5 (see sema-redis's partitions.lua): version 5, then
+ * limit, ceiling, closed, idle, n (the number of partitions), gfor, seq, due, qlen, n queue lengths, fence,
+ * used, ... . {@code used} (every partition's and the parent's own together) may still count a lease that
+ * has expired and not yet been ended by a script.
  */
 final class Sampler implements AutoCloseable {
     private static final int USED = 1 + 2 * 8;
     private static final int QLEN = 1 + 8 * 8;
+    private static final int P_N = 1 + 4 * 8;
+    private static final int P_QLEN = 1 + 8 * 8;
+    private static final int P_USED = 1 + 10 * 8; // after the n queue lengths and the fence
 
     private final RedisServer redis;
     private final List<ChaosWorker.Sem> sems;
@@ -112,11 +118,17 @@ final class Sampler implements AutoCloseable {
             byte[] v = new byte[Integer.parseInt(head.substring(1))];
             r.readFully(v);
             line(r);
-            if (v.length < QLEN + 8 || v[0] != 4) {
-                throw new IOException("not a schema-4 meta value (" + v.length + " bytes)");
-            }
             ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
-            return new long[] {(long) b.getDouble(USED), (long) b.getDouble(QLEN)};
+            if (v.length >= QLEN + 8 && v[0] == 4) {
+                return new long[] {(long) b.getDouble(USED), (long) b.getDouble(QLEN)};
+            }
+            if (v.length >= P_USED + 8 && v[0] == 5) {
+                int n = (int) b.getDouble(P_N);
+                if (n > 0 && v.length >= P_USED + 8 * n + 8) {
+                    return new long[] {(long) b.getDouble(P_USED + 8 * n), (long) b.getDouble(P_QLEN)};
+                }
+            }
+            throw new IOException("not a meta value of schema 4 or 5 (" + v.length + " bytes, version " + v[0] + ")");
         } catch (IOException | RuntimeException e) {
             try {
                 if (socket != null) {

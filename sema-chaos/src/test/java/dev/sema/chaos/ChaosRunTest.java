@@ -38,6 +38,25 @@ class ChaosRunTest {
         try (var files = Files.list(dir)) {
             assertThat(files.filter(p -> p.toString().endsWith(".hist")).count()).isGreaterThanOrEqualTo(4);
         }
+        // The partitioned semaphore was asked through each partition and through the parent, its grants all
+        // checked against its one limit.
+        String histories;
+        try (var files = Files.list(dir)) {
+            histories = files.filter(p -> p.getFileName().toString().startsWith("w"))
+                    .filter(p -> p.toString().endsWith(".hist")).map(ChaosRunTest::read)
+                    .collect(java.util.stream.Collectors.joining());
+        }
+        assertThat(histories).containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+@gold")
+                .containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+@silver")
+                .containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+\\n");
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test

@@ -6,13 +6,18 @@ import dev.sema.Rejection;
 import dev.sema.Semaphore;
 import dev.sema.SemaphoreListener;
 import dev.sema.internal.Checks;
+import dev.sema.internal.Partitioned;
+import dev.sema.internal.Partitioned.PartitionState;
 import dev.sema.internal.StateSource;
 import dev.sema.redis.RedisPermit;
 import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphoreException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -38,6 +43,13 @@ import java.util.function.Consumer;
  * <p>Listeners are the handle's own: whoever registers on it sees events with it as their {@code semaphore},
  * before and after it opens (an {@link dev.sema.AdaptiveLimit} compares that argument with the semaphore it
  * controls).
+ *
+ * <p>A semaphore configured with partitions (API.md §11a) has a stand-in for each configured partition's view,
+ * made with it and the same whether it is open or not, so that what the configuration resolves at startup
+ * ({@code @WithPermits(partition)}, {@code sema.web}'s partitions, the meters) holds on to objects that work
+ * from the moment Redis is reached. Until then {@link #partitionNames()} is the configured partitions; once
+ * open, the partitions stored in Redis, which win, as the stored limit does (a configured partition Redis does
+ * not have stays refusing, naming the stored ones).
  */
 /* Implementation overview
  *
@@ -49,18 +61,27 @@ import java.util.function.Consumer;
  *     handle as `semaphore`.
  * D3: the open actions (`whenOpen`) run once, after `delegate` is published, outside `lock`, in the order given;
  *     one added after the open runs at once on the caller's thread.
+ * D4: a partition's stand-in (`parent` != null) has no listeners or views of its own: its events go to the
+ *     parent's listeners with the stand-in as the semaphore, the forwarder translating the delegate's view into
+ *     it (a partition stored in Redis but not configured is reported with the delegate's view). The parent opens
+ *     each of its views before publishing its own delegate, so a caller that reaches the parent's delegate finds
+ *     every view open as well, or refusing for good because Redis lacks that partition.
  *
  * field      | read          | written              | guard
  * delegate   | volatile      | once, volatile       | lock
  * listeners  | copy-on-write | copy-on-write        | -
  * onOpen     | under lock    | under lock           | lock
  */
-final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
+final class DeferredRedisSemaphore implements RedisSemaphore, StateSource, Partitioned {
     private static final System.Logger LOG = System.getLogger(DeferredRedisSemaphore.class.getName());
 
     private final String name;
     private final long maxPermits;
     private final Duration lease;
+    /** The semaphore whose partition this stands in for (D4), or null. */
+    private final DeferredRedisSemaphore parent;
+    /** The configured partitions' stand-ins, in priority order (D4); empty for a partition's. */
+    private final Map<String, DeferredRedisSemaphore> views;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile RedisSemaphore delegate;
     private final CopyOnWriteArrayList<SemaphoreListener> listeners = new CopyOnWriteArrayList<>();
@@ -76,9 +97,33 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
      * @param lease its configured lease
      */
     DeferredRedisSemaphore(String name, long maxPermits, Duration lease) {
+        this(name, maxPermits, lease, List.of());
+    }
+
+    /**
+     * @param name the semaphore's name
+     * @param maxPermits its configured ceiling
+     * @param lease its configured lease
+     * @param partitions its configured partitions, in priority order
+     */
+    DeferredRedisSemaphore(String name, long maxPermits, Duration lease, List<String> partitions) {
         this.name = name;
         this.maxPermits = maxPermits;
         this.lease = lease;
+        this.parent = null;
+        Map<String, DeferredRedisSemaphore> v = new LinkedHashMap<>();
+        for (String p : partitions) {
+            v.put(p, new DeferredRedisSemaphore(this, p));
+        }
+        this.views = Collections.unmodifiableMap(v);
+    }
+
+    private DeferredRedisSemaphore(DeferredRedisSemaphore parent, String partition) {
+        this.name = parent.name + "/" + partition;
+        this.maxPermits = parent.maxPermits;
+        this.lease = parent.lease;
+        this.parent = parent;
+        this.views = Map.of();
     }
 
     /** Whether the semaphore has been opened in Redis. */
@@ -89,6 +134,9 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
     /** Records why the last attempt to open it failed, for the refusals' messages. */
     void failedToOpen(String because) {
         notOpenBecause = because;
+        for (DeferredRedisSemaphore v : views.values()) {
+            v.notOpenBecause = because;
+        }
     }
 
     /**
@@ -105,6 +153,7 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
             // D2: the forwarder hears the delegate before any caller can reach it through this handle, so that no
             // acquire's event is lost between the publication and the registration.
             opened.addListener(forwarder);
+            openViews(opened); // D4: before the parent is published
             delegate = opened;
             actions = onOpen;
             onOpen = null;
@@ -113,6 +162,29 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
         }
         for (Consumer<RedisSemaphore> action : actions) {
             runOpenAction(action, opened);
+        }
+    }
+
+    /** Opens each configured partition's stand-in on the view Redis has, or leaves it refusing, saying why (D4). */
+    private void openViews(RedisSemaphore opened) {
+        for (Map.Entry<String, DeferredRedisSemaphore> e : views.entrySet()) {
+            DeferredRedisSemaphore view = e.getValue();
+            try {
+                RedisSemaphore d = opened.partition(e.getKey());
+                view.lock.lock();
+                try {
+                    view.delegate = d;
+                } finally {
+                    view.lock.unlock();
+                }
+            } catch (IllegalArgumentException missing) {
+                view.notOpenBecause = "the semaphore stored in Redis has no partition '" + e.getKey() + "': it has "
+                        + (opened.partitionNames().isEmpty() ? "none" : opened.partitionNames())
+                        + ", and the stored partitions win";
+                LOG.log(System.Logger.Level.WARNING, "semaphore '" + name + "' in Redis has partitions "
+                        + opened.partitionNames() + ", not the configured " + views.keySet() + "; requests of"
+                        + " partition '" + e.getKey() + "' are refused");
+            }
         }
     }
 
@@ -302,17 +374,40 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
         return name;
     }
 
-    /** The opened semaphore's view; refused while it is not open, as its partitions are not known yet. */
+    /**
+     * A configured partition's stand-in, open or not (D4); once open, a partition stored in Redis but not
+     * configured is the delegate's own view.
+     */
     @Override
     public RedisSemaphore partition(String partition) {
         Objects.requireNonNull(partition, "name");
-        return open("partition(" + partition + ")").partition(partition);
+        DeferredRedisSemaphore view = views.get(partition);
+        if (view != null) {
+            return view;
+        }
+        RedisSemaphore d = delegate;
+        if (d == null) {
+            throw new IllegalArgumentException("semaphore '" + name + "' has no partition '" + partition + "'; "
+                    + (parent != null ? "it is a partition of semaphore '" + parent.name + "'"
+                            : views.isEmpty() ? "none is configured" : "those configured are " + views.keySet()));
+        }
+        return d.partition(partition);
     }
 
+    /** The configured partitions until it is open, then those stored in Redis. */
     @Override
     public List<String> partitionNames() {
         RedisSemaphore d = delegate;
-        return d == null ? List.of() : d.partitionNames();
+        if (d != null) {
+            return d.partitionNames();
+        }
+        return parent != null ? List.of() : List.copyOf(views.keySet());
+    }
+
+    @Override
+    public List<PartitionState> partitionStates() {
+        RedisSemaphore d = open("partitionStates()");
+        return d instanceof Partitioned p ? p.partitionStates() : List.of();
     }
 
     // ---------------------------------------------------------------- close
@@ -338,6 +433,11 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
     @Override
     public void addListener(SemaphoreListener listener) {
         Objects.requireNonNull(listener, "listener");
+        if (parent != null) {
+            throw new UnsupportedOperationException("semaphore '" + name + "' is a partition: its listeners are those"
+                    + " of semaphore '" + parent.name + "', which see its events with it as the semaphore; register"
+                    + " there");
+        }
         listeners.add(listener);
     }
 
@@ -348,38 +448,54 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
 
     /** Tells every listener of this handle, in the order added; one that throws is logged once and stops no other. */
     private void tell(Consumer<SemaphoreListener> event) {
-        for (SemaphoreListener l : listeners) {
+        DeferredRedisSemaphore owner = parent != null ? parent : this;
+        for (SemaphoreListener l : owner.listeners) {
             try {
                 event.accept(l);
             } catch (RuntimeException e) {
-                if (complained.add(l)) {
-                    LOG.log(System.Logger.Level.WARNING, "listener " + l + " of semaphore '" + name + "' threw; it is"
+                if (owner.complained.add(l)) {
+                    LOG.log(System.Logger.Level.WARNING, "listener " + l + " of semaphore '" + owner.name + "' threw; it is"
                             + " told of later events all the same (this is logged once per listener)", e);
                 }
             }
         }
     }
 
-    /** Tells this handle's listeners of the delegate's events, with this handle as the semaphore. */
+    /**
+     * Tells this handle's listeners of the delegate's events, with this handle as the semaphore, or a configured
+     * partition's stand-in for its view's (D4).
+     */
     private final class Forwarder implements SemaphoreListener {
+        private Semaphore as(Semaphore s) {
+            if (s == delegate || views.isEmpty() || !s.name().startsWith(name + "/")) {
+                return DeferredRedisSemaphore.this;
+            }
+            DeferredRedisSemaphore view = views.get(s.name().substring(name.length() + 1));
+            return view != null ? view : s;
+        }
+
         @Override
         public void acquired(Semaphore s, long permits, long waitNanos) {
-            tell(l -> l.acquired(DeferredRedisSemaphore.this, permits, waitNanos));
+            Semaphore as = as(s);
+            tell(l -> l.acquired(as, permits, waitNanos));
         }
 
         @Override
         public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
-            tell(l -> l.rejected(DeferredRedisSemaphore.this, permits, why, waitNanos));
+            Semaphore as = as(s);
+            tell(l -> l.rejected(as, permits, why, waitNanos));
         }
 
         @Override
         public void released(Semaphore s, long permits, long heldNanos) {
-            tell(l -> l.released(DeferredRedisSemaphore.this, permits, heldNanos));
+            Semaphore as = as(s);
+            tell(l -> l.released(as, permits, heldNanos));
         }
 
         @Override
         public void leaked(Semaphore s, long permits) {
-            tell(l -> l.leaked(DeferredRedisSemaphore.this, permits));
+            Semaphore as = as(s);
+            tell(l -> l.leaked(as, permits));
         }
 
         @Override
@@ -389,7 +505,8 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource {
 
         @Override
         public void closed(Semaphore s) {
-            tell(l -> l.closed(DeferredRedisSemaphore.this));
+            Semaphore as = as(s);
+            tell(l -> l.closed(as));
         }
     }
 

@@ -18,7 +18,7 @@ final class RedisSemaphoreOpener implements RedisSemaphoreSource {
 
     @Override
     public Semaphore open(String name, SemaProperties.SemaphoreProperties config, long permits, long maxPermits,
-            Settings settings) {
+            ConfiguredPartitions partitions, Settings settings) {
         String at = Settings.semaphore(name);
         SemaphoreRegistryFactory.checkRedisFits(at, config, settings);
         Duration lease = config.lease();
@@ -44,10 +44,10 @@ final class RedisSemaphoreOpener implements RedisSemaphoreSource {
                     + " sema.semaphores.");
         }
         DeferredRedisSemaphore handle = new DeferredRedisSemaphore(name, maxPermits,
-                lease == null ? RedisSemaphore.DEFAULT_LEASE : lease);
+                lease == null ? RedisSemaphore.DEFAULT_LEASE : lease, partitions.names());
         try {
             redis.open(new RedisConnector.Opening(handle, connection -> build(connection, name, config, permits,
-                    maxPermits, at)));
+                    maxPermits, partitions, at)));
         } catch (RedisConnector.Unreachable e) {
             throw SemaRedisAutoConfiguration.unreachable(settings, redis.uri(), e);
         } catch (RedisSemaphoreException e) {
@@ -63,8 +63,10 @@ final class RedisSemaphoreOpener implements RedisSemaphoreSource {
     }
 
     private static RedisSemaphore build(RedisSemaphores connection, String name,
-            SemaProperties.SemaphoreProperties config, long permits, long maxPermits, String at) {
+            SemaProperties.SemaphoreProperties config, long permits, long maxPermits, ConfiguredPartitions partitions,
+            String at) {
         RedisSemaphore.Builder builder = connection.semaphore(name).permits(permits).maxPermits(maxPermits);
+        partitions.forEach(builder::partition);
         if (config.lease() != null) {
             builder.lease(config.lease());
         }

@@ -16,13 +16,14 @@ interface RedisSemaphoreSource {
      * @param config its properties
      * @param permits its {@code permits}, checked
      * @param maxPermits its {@code max-permits} (or {@code permits}), checked
+     * @param partitions its partitions, checked ({@link ConfiguredPartitions#NONE} for none)
      * @param settings for the messages
      * @return the handle
      * @throws SemaConfigurationException if the properties do not fit a Redis semaphore, there is no Redis to
      *         keep it in, or it cannot be opened now and {@code sema.redis.fail-fast} is set
      */
     Semaphore open(String name, SemaProperties.SemaphoreProperties config, long permits, long maxPermits,
-            Settings settings);
+            ConfiguredPartitions partitions, Settings settings);
 
     /**
      * Runs {@code action} once the semaphore that {@link #open} returned is open in Redis: now, on this thread,

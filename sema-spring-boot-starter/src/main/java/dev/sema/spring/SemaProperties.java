@@ -81,7 +81,7 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
      *        adds a partition puts it after the others. Two or more partitions declared only in environment variables,
      *        system properties or command-line arguments, which have no order, stop the start. Each share is greater
      *        than 0 and at most 1, all add up to at most 1; a partition is guaranteed floor(share x limit) permits.
-     *        The semaphore must be fifo. Local semaphores only. Get a partition with
+     *        The semaphore must be fifo; a Redis semaphore's are stored at creation. Get a partition with
      *        registry.get(name).partition(partition).
      */
     public record SemaphoreProperties(Long permits, Long maxPermits, @DefaultValue("fifo") Fairness fairness,

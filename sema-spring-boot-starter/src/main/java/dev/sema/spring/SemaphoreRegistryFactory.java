@@ -48,7 +48,7 @@ final class SemaphoreRegistryFactory {
                                         + " (or define a RedisSemaphores bean), or make the semaphore local with "
                                         + at + ".redis=false.");
                     }
-                    semaphore = redis.open(name, config, permits, maxPermits, settings);
+                    semaphore = redis.open(name, config, permits, maxPermits, partitions, settings);
                     registry.add(name, semaphore, false);
                 } else {
                     semaphore = local(name, at, config, permits, maxPermits, partitions);
@@ -148,12 +148,6 @@ final class SemaphoreRegistryFactory {
             throw settings.invalid(at + ".refill.period", config.refill().period(), "refill applies to local"
                     + " semaphores only", "Remove " + at + ".refill, or make the semaphore local (" + at
                     + ".redis=false).");
-        }
-        if (!config.partitions().isEmpty()) {
-            // The Redis builder this starter is built against declares no partitions; a Redis semaphore's views
-            // would come through Semaphore.partition like a local one's.
-            throw settings.invalid(at + ".partitions", config.partitions(), "partitions apply to local semaphores"
-                    + " only", "Remove " + at + ".partitions, or make the semaphore local (" + at + ".redis=false).");
         }
     }
 

@@ -78,8 +78,9 @@
  *     one written in the file that declares them; a profile, environment variable or system property that changes
  *     a share keeps the partition's place, one that adds a partition puts it last, and two or more declared only in
  *     environment variables, system properties or command-line arguments (which have no order) stop the start.
- *     The semaphore must be {@code fifo}; local semaphores only. Its view:
- *     {@code registry.get(name).partition(partition)}.</td></tr>
+ *     The semaphore must be {@code fifo}. For a {@code redis: true} semaphore the partitions are stored when it
+ *     is created and the stored ones win, as its limit does. Its view:
+ *     {@code registry.get(name).partition(partition)}, which works from the moment Redis is reached.</td></tr>
  * <tr><td>{@code sema.metrics.per-sample-timers}</td><td>auto</td><td>{@code true}: the wait and hold timers are
  *     Micrometer timers fed one sample at a time, which follow {@code management.metrics.distribution} (percentile
  *     histograms with {@code _bucket} series, SLOs); {@code false}: Sema's own histograms, with p50 and p99

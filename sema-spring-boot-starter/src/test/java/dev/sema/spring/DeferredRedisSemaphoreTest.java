@@ -206,6 +206,65 @@ class DeferredRedisSemaphoreTest {
     }
 
     @Test
+    void aPartitionedHandleHandsOutItsViewsBeforeItOpensAndTheyBecomeTheRedisViews() throws Exception {
+        DeferredRedisSemaphore handle = new DeferredRedisSemaphore("deferred-p", 10, RedisSemaphore.DEFAULT_LEASE,
+                List.of("gold", "batch"));
+        Recorder recorder = new Recorder(handle);
+        handle.addListener(recorder);
+        Semaphore gold = handle.partition("gold");
+        Semaphore batch = handle.partition("batch");
+        Recorder goldEvents = new Recorder(gold);
+        handle.addListener(goldEvents);
+
+        // Before the open: the configured partitions, each a stand-in that refuses as the handle does (D4).
+        assertThat(handle.partitionNames()).containsExactly("gold", "batch");
+        assertThat(gold.name()).isEqualTo("deferred-p/gold");
+        assertThat(gold.partitionNames()).isEmpty();
+        assertThat(handle.partition("gold")).isSameAs(gold);
+        assertThatThrownBy(() -> handle.partition("silver")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'silver'").hasMessageContaining("[gold, batch]");
+        assertThatThrownBy(() -> gold.addListener(new Recorder(gold)))
+                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("'deferred-p'");
+        assertThatThrownBy(() -> gold.tryAcquire(2)).isInstanceOf(RedisSemaphoreException.class)
+                .hasMessageContaining("deferred-p/gold");
+        assertThatThrownBy(handle::partitionStates).isInstanceOf(RedisSemaphoreException.class);
+        assertThat(goldEvents.events).containsExactly("rejected 2 UNAVAILABLE");
+        assertThat(recorder.events).containsExactly("OTHER rejected 2 UNAVAILABLE");
+
+        RedisSemaphore real = connection.semaphore("deferred-p").permits(10).partition("gold", 0.5)
+                .partition("batch", 0.2).build();
+        handle.open(real);
+        assertThat(handle.partition("gold")).isSameAs(gold);
+        try (Permit g = gold.acquire(6); Permit b = batch.tryAcquire(2).orElseThrow()) {
+            assertThat(real.partition("gold").availablePermits()).isEqualTo(2); // 8 held, nothing owed any more
+            assertThat(handle.partitionStates()).extracting(p -> p.name() + "=" + p.used())
+                    .containsExactly("gold=6", "batch=2");
+            assertThat(batch.tryAcquire(3)).isEmpty(); // 2 free
+        }
+        // The delegate's events through a view reach the handle's listeners with the stand-in as the semaphore.
+        assertThat(goldEvents.events).containsExactly("rejected 2 UNAVAILABLE", "acquired 6", "OTHER acquired 2",
+                "OTHER rejected 3 UNAVAILABLE", "OTHER released 2", "released 6");
+        assertThat(recorder.events).containsExactly("OTHER rejected 2 UNAVAILABLE", "OTHER acquired 6",
+                "OTHER acquired 2", "OTHER rejected 3 UNAVAILABLE", "OTHER released 2", "OTHER released 6");
+    }
+
+    @Test
+    void aConfiguredPartitionThatRedisLacksRefusesSayingWhichItHas() throws Exception {
+        RedisSemaphore stored = connection.semaphore("deferred-q").permits(4).partition("gold", 0.5).build();
+        DeferredRedisSemaphore handle = new DeferredRedisSemaphore("deferred-q", 4, RedisSemaphore.DEFAULT_LEASE,
+                List.of("gold", "batch"));
+        Semaphore batch = handle.partition("batch");
+        handle.open(connection.semaphore("deferred-q").permits(4).partition("gold", 0.5).partition("batch", 0.1)
+                .build());
+        assertThat(handle.partitionNames()).containsExactly("gold"); // the stored ones win
+        assertThatThrownBy(() -> batch.tryAcquire(1)).isInstanceOf(RedisSemaphoreException.class)
+                .hasMessageContaining("no partition 'batch'").hasMessageContaining("[gold]");
+        try (Permit p = handle.partition("gold").acquire(2)) {
+            assertThat(stored.availablePermits()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void openActionsRunOnceInOrderAndAtOnceAfterTheOpen() {
         DeferredRedisSemaphore handle = new DeferredRedisSemaphore("deferred-d", 1, RedisSemaphore.DEFAULT_LEASE);
         List<String> ran = new ArrayList<>();

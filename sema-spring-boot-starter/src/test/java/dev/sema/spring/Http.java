@@ -23,6 +23,10 @@ final class Http {
         return send(request(path).GET().build());
     }
 
+    HttpResponse<String> get(String path, String header, String value) {
+        return send(request(path).header(header, value).GET().build());
+    }
+
     CompletableFuture<HttpResponse<String>> getAsync(String path) {
         return client.sendAsync(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
     }

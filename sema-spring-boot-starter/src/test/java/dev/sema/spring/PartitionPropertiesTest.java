@@ -189,11 +189,10 @@ class PartitionPropertiesTest {
     }
 
     @Test
-    void aRedisSemaphoreCannotBePartitionedYet() {
+    void aRedisSemaphoresPartitionsAreCheckedAsALocalOnesAreBeforeRedisIsAsked() {
         runner.withPropertyValues("sema.semaphores.api.permits=10", "sema.semaphores.api.redis=true",
-                "sema.semaphores.api.partitions.batch=0.1")
-                .run(failsWith("sema.semaphores.api.partitions", "{batch=0.1}",
-                        "partitions apply to local semaphores only"));
+                "sema.semaphores.api.partitions.batch=1.5")
+                .run(failsWith("sema.semaphores.api.partitions.batch", "1.5", "share"));
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -181,6 +182,42 @@ class RedisStarterTest {
     }
 
     @Test
+    void aPartitionedRedisSemaphoreIsOneLimitForTwoContextsThroughTheirViews() throws Exception {
+        ConfigurableApplicationContext a = startPartitioned();
+        ConfigurableApplicationContext b = startPartitioned();
+        Semaphore tiersB = b.getBean(SemaphoreRegistry.class).get("tiers");
+        assertThat(tiersB.partitionNames()).containsExactly("gold", "batch");
+        // Limit 4, gold guaranteed 2 and batch 1. Gold in A takes all 4: batch is not waiting (work-conserving).
+        try (Permit gold = a.getBean(SemaphoreRegistry.class).get("tiers").partition("gold").tryAcquire(4)
+                .orElseThrow()) {
+            assertThat(tiersB.partition("gold").availablePermits()).isZero();
+            assertThat(tiersB.partition("batch").availablePermits()).isZero();
+            // sema.web in B: a request of either partition is refused, naming its view.
+            HttpResponse<String> refused = http(b).get("/api/x", "X-Tier", "gold");
+            assertThat(refused.statusCode()).isEqualTo(503);
+            assertThat(refused.headers().firstValue("Retry-After")).hasValue("3");
+            assertThat(JSON.readTree(refused.body()).get("semaphore").asString()).isEqualTo("tiers/gold");
+            // Batch waits in B; the permit A's gold gives back is owed to it, across the fleet.
+            CompletableFuture<Permit> batch = tiersB.partition("batch").acquireAsync(1, Duration.ofSeconds(20));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (tiersB.partition("batch").queueLength() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            gold.release(1);
+            try (Permit owed = batch.get(20, TimeUnit.SECONDS)) {
+                JsonNode seen = JSON.readTree(http(b).get("/actuator/semaphores/tiers").body());
+                assertThat(seen.get("kind").asString()).isEqualTo("redis");
+                assertThat(seen.get("partitions").toString()).isEqualTo("[{\"name\":\"gold\",\"share\":0.5,"
+                        + "\"held\":3,\"guarantee\":2,\"queued\":0},{\"name\":\"batch\",\"share\":0.25,"
+                        + "\"held\":1,\"guarantee\":1,\"queued\":0}]");
+                assertThat(http(b).get("/api/x", "X-Tier", "gold").statusCode()).isEqualTo(503);
+            }
+        }
+        assertThat(http(b).get("/api/x", "X-Tier", "batch").statusCode()).isEqualTo(404); // let through: no route
+        assertThat(tiersB.availablePermits()).isEqualTo(4);
+    }
+
+    @Test
     void backsOffForTheApplicationsOwnRedisSemaphores() {
         ConfigurableApplicationContext c = new SpringApplicationBuilder(RedisApp.class, OwnRedis.class)
                 .web(WebApplicationType.NONE)
@@ -206,6 +243,15 @@ class RedisStarterTest {
                         "sema.semaphores.local.permits=1",
                         "management.endpoints.web.exposure.include=health,semaphores",
                         "management.endpoint.health.show-details=always")
+                .run();
+        contexts.add(c);
+        return c;
+    }
+
+    private ConfigurableApplicationContext startPartitioned() {
+        ConfigurableApplicationContext c = new SpringApplicationBuilder(RedisApp.class)
+                .web(WebApplicationType.SERVLET).profiles("redis-partitions")
+                .properties("server.port=0", "sema.redis.uri=" + redis.uri())
                 .run();
         contexts.add(c);
         return c;

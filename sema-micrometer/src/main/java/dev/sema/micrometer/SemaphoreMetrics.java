@@ -80,11 +80,11 @@ import java.util.function.ToDoubleFunction;
  * </tbody>
  * </table>
  * Bind the parent: a partition's view takes no listeners, and {@code bindTo} on it throws
- * {@code UnsupportedOperationException}, leaving nothing registered. A semaphore without partitions has no
- * {@code partition} tag and none of these gauges. Micrometer's {@code PrometheusMeterRegistry} before 1.17
- * (Spring Boot 4.0 has 1.16) keeps one set of tag keys per meter name: the first kind bound keeps its timers and
- * the other's are dropped with a warning, so bind partitioned and unpartitioned semaphores to separate registries
- * there. From 1.17 one registry holds both.
+ * {@code UnsupportedOperationException}, leaving nothing registered. A semaphore without partitions has none of
+ * these gauges, and its event meters are tagged {@code partition} = {@code ""} as a partitioned one's own
+ * requests are: every semaphore's event meters have the same tag keys, which a Prometheus registry requires of
+ * one meter name (Micrometer's {@code PrometheusMeterRegistry} drops a meter whose keys differ from those
+ * registered first under its name), and in PromQL {@code partition=""} is the same as no such label.
  *
  * <h2>Two ways to time</h2>
  * By default the two timers are kept by Sema's own histograms (exact counts and totals; percentiles
@@ -133,6 +133,8 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     private static final String ACQUIRE = "How long acquire requests waited, by outcome";
     private static final String HOLD = "How long permits were held";
     private static final double[] PERCENTILES = {0.5, 0.99};
+    /** The partition tag of the requests of no partition: every semaphore's event meters have the same tag keys. */
+    private static final Tags NO_PARTITION = Tags.of("partition", "");
 
     private final Semaphore semaphore;
     private final Tags tags;
@@ -254,14 +256,14 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         meters.add(gauge(registry, "sema.queue.waiters", "Requests queued now", s -> s.queued()));
         SemaphoreListener recorder;
         if (views.length == 0) {
-            recorder = recorder(registry, meters, Tags.empty());
+            recorder = recorder(registry, meters, NO_PARTITION);
         } else {
             partitionGauges(registry, meters);
             Recorder[] slots = new Recorder[views.length + 1];
             for (int i = 0; i < views.length; i++) {
                 slots[i] = recorder(registry, meters, Tags.of("partition", partitions.get(i)));
             }
-            slots[views.length] = recorder(registry, meters, Tags.of("partition", ""));
+            slots[views.length] = recorder(registry, meters, NO_PARTITION);
             recorder = new PartitionRecorder(semaphore, views, slots);
         }
         try {

@@ -43,7 +43,7 @@ class PerSampleTimersTest extends SemaphoreMetricsTest {
         metrics(s, Tags.empty()).bindTo(prometheus);
         s.acquire().close();
         assertThat(prometheus.get("sema.permit.hold").timer()).isInstanceOf(Timer.class);
-        assertThat(prometheus.scrape()).contains("sema_permit_hold_seconds_bucket{name=\"db\",le=")
-                .contains("sema_acquire_seconds_bucket{name=\"db\",outcome=\"granted\",le=");
+        assertThat(prometheus.scrape()).contains("sema_permit_hold_seconds_bucket{name=\"db\",partition=\"\",le=")
+                .contains("sema_acquire_seconds_bucket{name=\"db\",outcome=\"granted\",partition=\"\",le=");
     }
 }

@@ -16,6 +16,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -198,11 +200,11 @@ class SemaphoreMetricsTest {
                 .contains("sema_permits_available{name=\"db\"} 2")
                 .contains("sema_permits_used{name=\"db\"} 0")
                 .contains("sema_queue_waiters{name=\"db\"} 0")
-                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\"} 2")
-                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"timeout\"} 0")
-                .contains("sema_permit_hold_seconds_count{name=\"db\"} 2")
-                .contains("sema_leaks_total{name=\"db\"} 0")
-                .doesNotContain("partition");
+                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\",partition=\"\"} 2")
+                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"timeout\",partition=\"\"} 0")
+                .contains("sema_permit_hold_seconds_count{name=\"db\",partition=\"\"} 2")
+                .contains("sema_leaks_total{name=\"db\",partition=\"\"} 0")
+                .doesNotContain("sema_partition_");
     }
 
     @Test
@@ -226,10 +228,10 @@ class SemaphoreMetricsTest {
         assertThat(prometheus.get("sema.acquire.percentile").tag("outcome", "granted").tag("phi", "0.99").gauge()
                 .value()).as("no grant waited").isZero();
         String scrape = prometheus.scrape();
-        assertThat(scrape).contains("sema_permit_hold_seconds_count{name=\"db\"} 100");
-        assertThat(sample(scrape, "sema_permit_hold_percentile_seconds{name=\"db\",phi=\"0.99\"}"))
+        assertThat(scrape).contains("sema_permit_hold_seconds_count{name=\"db\",partition=\"\"} 100");
+        assertThat(sample(scrape, "sema_permit_hold_percentile_seconds{name=\"db\",partition=\"\",phi=\"0.99\"}"))
                 .as("in seconds").isEqualTo(p99);
-        assertThat(sample(scrape, "sema_acquire_percentile_seconds{name=\"db\",outcome=\"timeout\",phi=\"0.5\"}"))
+        assertThat(sample(scrape, "sema_acquire_percentile_seconds{name=\"db\",outcome=\"timeout\",partition=\"\",phi=\"0.5\"}"))
                 .as("no timeout yet").isZero();
         SimpleMeterRegistry millis = new SimpleMeterRegistry(io.micrometer.core.instrument.simple.SimpleConfig.DEFAULT,
                 io.micrometer.core.instrument.Clock.SYSTEM) {
@@ -273,14 +275,52 @@ class SemaphoreMetricsTest {
     }
 
     @Test
-    void anUnpartitionedSemaphoresMetersHaveNoPartitionTag() {
+    void anUnpartitionedSemaphoresEventMetersAreOfNoPartitionAndItHasNoPartitionGauges() {
         Semaphore s = Semaphore.builder().name("db").permits(1).build();
         metrics(s).bindTo(registry);
-        assertThat(registry.getMeters()).isNotEmpty().allSatisfy(m -> assertThat(m.getId().getTag("partition"))
-                .as(m.getId().toString()).isNull());
+        for (Meter m : registry.getMeters()) {
+            String name = m.getId().getName();
+            boolean event = name.startsWith("sema.acquire") || name.startsWith("sema.permit.hold")
+                    || name.equals("sema.leaks");
+            assertThat(m.getId().getTag("partition")).as(m.getId().toString()).isEqualTo(event ? "" : null);
+        }
         assertThat(registry.find("sema.partition.used").meters()).isEmpty();
         assertThat(registry.find("sema.partition.guarantee").meters()).isEmpty();
         assertThat(registry.find("sema.partition.waiters").meters()).isEmpty();
+    }
+
+    /**
+     * A Prometheus registry keeps one set of tag keys per meter name and drops a meter registered with another:
+     * partitioned and unpartitioned semaphores in one registry, bound in either order, keep every timer.
+     */
+    @Test
+    void partitionedAndUnpartitionedSemaphoresShareOnePrometheusRegistryInEitherOrder() throws Exception {
+        for (boolean partitionedFirst : new boolean[] {true, false}) {
+            for (boolean perSample : new boolean[] {false, true}) {
+                PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+                Semaphore db = Semaphore.builder().name("db").permits(2).build();
+                Semaphore api = Semaphore.builder().name("api").permits(4).partition("checkout", 0.5).build();
+                List<SemaphoreMetrics> bound = new ArrayList<>();
+                for (Semaphore s : partitionedFirst ? List.of(api, db) : List.of(db, api)) {
+                    SemaphoreMetrics m = SemaphoreMetrics.builder(s).perSampleTimers(perSample).build();
+                    m.bindTo(prometheus);
+                    bound.add(m);
+                }
+                db.acquire(1).close();
+                api.partition("checkout").acquire(2).close();
+                api.acquire(1).close();
+                String scrape = prometheus.scrape();
+                String as = (partitionedFirst ? "partitioned first" : "unpartitioned first")
+                        + (perSample ? ", per-sample timers" : "");
+                assertThat(scrape).as(as)
+                        .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\",partition=\"\"} 1")
+                        .contains("sema_acquire_seconds_count{name=\"api\",outcome=\"granted\",partition=\"\"} 1")
+                        .contains("sema_acquire_seconds_count{name=\"api\",outcome=\"granted\",partition=\"checkout\"} 1")
+                        .contains("sema_permit_hold_seconds_count{name=\"db\",partition=\"\"} 1")
+                        .contains("sema_permit_hold_seconds_count{name=\"api\",partition=\"checkout\"} 1");
+                bound.forEach(SemaphoreMetrics::close);
+            }
+        }
     }
 
     @Test
@@ -399,10 +439,10 @@ class SemaphoreMetricsTest {
         String scrape = prometheus.scrape();
         held.close();
         assertThat(scrape)
-                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\"} 1")
+                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\",partition=\"\"} 1")
                 .contains("sema_acquire_seconds_count{name=\"api\",outcome=\"granted\",partition=\"batch\"} 1")
                 .contains("sema_acquire_seconds_count{name=\"api\",outcome=\"granted\",partition=\"\"} 1")
-                .contains("sema_permit_hold_seconds_count{name=\"db\"} 1")
+                .contains("sema_permit_hold_seconds_count{name=\"db\",partition=\"\"} 1")
                 .contains("sema_permit_hold_seconds_count{name=\"api\",partition=\"batch\"} 1")
                 .contains("sema_leaks_total{name=\"api\",partition=\"checkout\"} 0")
                 .contains("sema_permits_used{name=\"api\"} 4")

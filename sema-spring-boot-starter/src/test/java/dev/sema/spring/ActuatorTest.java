@@ -183,6 +183,6 @@ class ActuatorTest {
         assertThat(r.body()).contains("sema_permits_limit{name=\"db\"} 10.0")
                 .contains("sema_permits_max{name=\"db\"} 50.0")
                 .contains("sema_permits_limit{name=\"inbound\"} 2.0")
-                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\"}");
+                .contains("sema_acquire_seconds_count{name=\"db\",outcome=\"granted\",partition=\"\"}");
     }
 }

@@ -16,12 +16,15 @@ class DashboardDefaultModeTest extends DashboardTest {
     void percentilePanelsHaveSamples(String scrape) {
         assertThat(scrape).doesNotContain("_bucket{");
         for (String name : new String[] {"inbound", "reports"}) {
-            assertThat(value(scrape, "sema_permit_hold_percentile_seconds{name=\"" + name + "\",phi=\"0.99\"}"))
+            assertThat(value(scrape, "sema_permit_hold_percentile_seconds{name=\"" + name
+                    + "\",partition=\"\",phi=\"0.99\"}"))
                     .as("p99 of the holds of " + name).isPositive();
-            assertThat(value(scrape, "sema_acquire_seconds_count{name=\"" + name + "\",outcome=\"granted\"}"))
+            assertThat(value(scrape, "sema_acquire_seconds_count{name=\"" + name
+                    + "\",outcome=\"granted\",partition=\"\"}"))
                     .isPositive();
         }
-        assertThat(value(scrape, "sema_acquire_percentile_seconds{name=\"reports\",outcome=\"timeout\",phi=\"0.5\"}"))
+        assertThat(value(scrape,
+                "sema_acquire_percentile_seconds{name=\"reports\",outcome=\"timeout\",partition=\"\",phi=\"0.5\"}"))
                 .as("the refused /reports/x waited for its @WithPermits timeout").isPositive();
     }
 

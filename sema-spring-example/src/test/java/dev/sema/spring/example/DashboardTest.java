@@ -129,15 +129,18 @@ class DashboardTest {
     void percentilePanelsHaveSamples(String scrape) {
         for (String name : List.of("inbound", "reports")) {
             String n = "{name=\"" + name + "\",";
-            assertThat(value(scrape, "sema_acquire_seconds_bucket" + n + "outcome=\"granted\",le=\"+Inf\"}"))
+            String none = "partition=\"\",";
+            assertThat(value(scrape, "sema_acquire_seconds_bucket" + n + "outcome=\"granted\"," + none + "le=\"+Inf\"}"))
                     .isPositive();
-            assertThat(value(scrape, "sema_permit_hold_seconds_bucket" + n + "le=\"+Inf\"}")).isPositive();
+            assertThat(value(scrape, "sema_permit_hold_seconds_bucket" + n + none + "le=\"+Inf\"}")).isPositive();
         }
         assertThat(count(scrape, "sema_acquire_seconds_bucket{name=\"reports\",outcome=\"timeout\","))
                 .isGreaterThan(10);
-        assertThat(value(scrape, "sema_acquire_seconds_bucket{name=\"reports\",outcome=\"timeout\",le=\"+Inf\"}"))
+        assertThat(value(scrape,
+                "sema_acquire_seconds_bucket{name=\"reports\",outcome=\"timeout\",partition=\"\",le=\"+Inf\"}"))
                 .isPositive();
-        assertThat(value(scrape, "sema_acquire_seconds_bucket{name=\"inbound\",outcome=\"unavailable\",le=\"+Inf\"}"))
+        assertThat(value(scrape,
+                "sema_acquire_seconds_bucket{name=\"inbound\",outcome=\"unavailable\",partition=\"\",le=\"+Inf\"}"))
                 .isPositive();
         assertThat(scrape).doesNotContain("sema_permit_hold_percentile_seconds");
     }
@@ -146,10 +149,6 @@ class DashboardTest {
      * The partitions row (and every other query) against a scrape of a partitioned semaphore: bound in the mode the
      * starter chose for the application's semaphores, to a Prometheus registry configured by the application's
      * meter filters (its distribution settings), after granted, refused, timed-out and queued requests.
-     *
-     * <p>Not in the application's own registry: Micrometer before 1.17 keeps one set of tag keys per meter name in
-     * a Prometheus registry, so the {@code partition} tag cannot sit beside the tag keys of the unpartitioned
-     * semaphores' {@code sema.acquire} there.
      */
     @Test
     void everyQueryAnswersForAPartitionedSemaphore() throws Exception {

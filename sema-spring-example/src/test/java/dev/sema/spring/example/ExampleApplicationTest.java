@@ -180,7 +180,7 @@ class ExampleApplicationTest {
         http.get("/reports/1");
         String scrape = http.get("/actuator/prometheus").body();
         assertThat(scrape).contains("sema_permits_limit{name=\"reports\"} 8.0",
-                "sema_acquire_seconds_bucket{name=\"reports\",outcome=\"granted\",le=\"0.001\"}",
-                "sema_permit_hold_seconds_bucket{name=\"reports\",le=\"+Inf\"}");
+                "sema_acquire_seconds_bucket{name=\"reports\",outcome=\"granted\",partition=\"\",le=\"0.001\"}",
+                "sema_permit_hold_seconds_bucket{name=\"reports\",partition=\"\",le=\"+Inf\"}");
     }
 }

@@ -123,7 +123,7 @@ class ReadmeSpringBootTest {
 
             String scrape = http.get("/actuator/prometheus").body();
             assertThat(scrape).contains("sema_permits_limit{name=\"reports\"} 16.0",
-                    "sema_acquire_seconds_bucket{name=\"reports\",outcome=\"timeout\",le=\"+Inf\"} 1");
+                    "sema_acquire_seconds_bucket{name=\"reports\",outcome=\"timeout\",partition=\"\",le=\"+Inf\"} 1");
         }
     }
 

@@ -1,0 +1,144 @@
+package dev.sema;
+
+import dev.sema.internal.Checks;
+
+/**
+ * The Permit of a key of a {@link LocalKeyedSemaphore}: the key's engine's permits, and as many of the parent's
+ * when the family has one. It gives the key's permits back to the engine before counting them out of the entry
+ * (K2), so that an entry never dies while its engine still holds them.
+ *
+ * <p>Without a parent every operation is the engine Permit's, done by its own CAS. With one, the two sides must
+ * stay equal whatever threads race on this Permit, so its operations hold its monitor: a composite Permit is
+ * used by one holder at a time in practice, and the monitor is then uncontended.
+ */
+final class KeyedPermit implements Permit {
+    private final LocalKeyedSemaphore.Entry<?> entry;
+    private final LocalPermit own;
+    /** The parent's side, equal to {@code own}'s; null without a parent, or until the parent granted it. */
+    private Permit parent;
+
+    KeyedPermit(LocalKeyedSemaphore.Entry<?> entry, LocalPermit own) {
+        this.entry = entry;
+        this.own = own;
+    }
+
+    /** Adds the parent's side, granted after the key's; before the Permit is handed over. */
+    void attach(Permit parentSide) {
+        this.parent = parentSide;
+    }
+
+    @Override
+    public long permits() {
+        return own.permits();
+    }
+
+    @Override
+    public void close() {
+        if (parent == null) {
+            giveBack(own.getAndClear());
+            return;
+        }
+        synchronized (this) {
+            parent.close();
+            giveBack(own.getAndClear());
+        }
+    }
+
+    @Override
+    public void release(long permits) {
+        if (parent == null) {
+            take("release", permits);
+            giveBack(permits);
+            return;
+        }
+        synchronized (this) {
+            take("release", permits);
+            parent.release(permits);
+            giveBack(permits);
+        }
+    }
+
+    @Override
+    public Permit split(long permits) {
+        if (parent == null) {
+            take("split", permits);
+            return new KeyedPermit(entry, own.fork(permits));
+        }
+        synchronized (this) {
+            take("split", permits);
+            KeyedPermit part = new KeyedPermit(entry, own.fork(permits));
+            part.attach(parent.split(permits));
+            return part;
+        }
+    }
+
+    @Override
+    public void merge(Permit other) {
+        Checks.merge(this, other, other instanceof KeyedPermit k && k.entry.family == entry.family
+                && k.entry.key.equals(entry.key), ", or to another key");
+        KeyedPermit k = (KeyedPermit) other;
+        if (k.entry != entry) {
+            // Another entry of the same key holds nothing (only one entry at a time holds permits, K4): an empty
+            // Permit of a key that went idle meanwhile. Nothing to move.
+            if (k.permits() != 0) {
+                throw new IllegalArgumentException("cannot merge " + other + " into " + this
+                        + ": it belongs to another semaphore");
+            }
+            return;
+        }
+        Object first = System.identityHashCode(this) <= System.identityHashCode(k) ? this : k;
+        Object second = first == this ? k : this;
+        synchronized (first) { // both sides of both move together; a fixed order, so two merges never deadlock
+            synchronized (second) {
+                long n = k.own.getAndClear();
+                if (n != 0) {
+                    own.addHeld(n);
+                }
+                if (parent != null && k.parent != null) {
+                    parent.merge(k.parent);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void forget() {
+        long n;
+        if (parent == null) {
+            n = own.getAndClear();
+        } else {
+            synchronized (this) {
+                parent.forget();
+                n = own.getAndClear();
+            }
+        }
+        if (n != 0) {
+            entry.engine.forget(n); // the key's limit drops while it lives: a new entry starts afresh
+            entry.unhold(n);
+        }
+    }
+
+    /** Moves {@code permits} out of the key's side, or throws and changes nothing. */
+    private void take(String what, long permits) {
+        for (;;) {
+            long current = own.permits();
+            Checks.part(what, permits, current, this);
+            if (permits == 0 || own.casHeld(current, current - permits)) {
+                return;
+            }
+        }
+    }
+
+    /** K2: back to the engine first, then counted out of the entry. */
+    private void giveBack(long permits) {
+        if (permits != 0) {
+            entry.engine.giveBack(permits, own.grantedAt());
+            entry.unhold(permits);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Permit[semaphore=" + entry.view.name() + ", permits=" + own.permits() + "]";
+    }
+}

@@ -27,6 +27,25 @@ class LimitRuleTest {
         });
     }
 
+    /**
+     * The chaos run records a partition's request as one of its semaphore's, the partition in its kind: what
+     * all partitions and the parent's own requests hold together is held to the one limit.
+     */
+    @Test
+    void thePartitionsOfOneSemaphoreAreHeldToItsOneLimitTogether() {
+        Report r = history().declare("p8", 8, 1000)
+                .at(0).add(new Event.Invoke(ms(0), "w1", 1, "p8", 5, "blocking@gold")).ok("w1", 1, 10)
+                .at(1).add(new Event.Invoke(ms(1), "w2", 1, "p8", 2, "timed@silver")).ok("w2", 1, 11)
+                .at(2).add(new Event.Invoke(ms(2), "w3", 1, "p8", 2, "try")).ok("w3", 1, 12)
+                .at(3).release("w1", 1).release("w2", 1).release("w3", 1)
+                .check();
+        assertThat(r.violations()).singleElement().satisfies(v -> {
+            assertThat(v.rule()).isEqualTo(Rule.LIMIT);
+            assertThat(v.semaphore()).isEqualTo("p8");
+            assertThat(v.message()).contains("9 permits believed held", "w1 req=1", "w2 req=1", "w3 req=1");
+        });
+    }
+
     @Test
     void permitsReleasedThenGrantedElsewhereAtTheSameInstantAreFine() {
         Report r = history().declare("s", 2, 1000)

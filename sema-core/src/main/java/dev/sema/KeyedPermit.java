@@ -86,17 +86,23 @@ final class KeyedPermit implements Permit {
             }
             return;
         }
-        Object first = System.identityHashCode(this) <= System.identityHashCode(k) ? this : k;
-        Object second = first == this ? k : this;
-        synchronized (first) { // both sides of both move together; a fixed order, so two merges never deadlock
-            synchronized (second) {
-                long n = k.own.getAndClear();
-                if (n != 0) {
-                    own.addHeld(n);
-                }
-                if (parent != null && k.parent != null) {
-                    parent.merge(k.parent);
-                }
+        // Both sides of the other Permit are taken out under its monitor, then added here under this one's: never
+        // both monitors at once, so two merges in opposite directions cannot deadlock. In between, what was taken
+        // is held by nobody else's Permit, and both sides stay equal.
+        long n;
+        Permit moved = null;
+        synchronized (k) {
+            n = k.own.getAndClear();
+            if (k.parent != null) {
+                moved = k.parent.split(k.parent.permits());
+            }
+        }
+        synchronized (this) {
+            if (n != 0) {
+                own.addHeld(n);
+            }
+            if (moved != null) {
+                parent.merge(moved);
             }
         }
     }

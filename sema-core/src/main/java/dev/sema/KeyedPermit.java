@@ -4,8 +4,8 @@ import dev.sema.internal.Checks;
 
 /**
  * The Permit of a key of a {@link LocalKeyedSemaphore}: the key's engine's permits, and as many of the parent's
- * when the family has one. It gives the key's permits back to the engine before counting them out of the entry
- * (K2), so that an entry never dies while its engine still holds them.
+ * when the family has one. Once it has given permits back to the key's engine, it tries to retire the key's entry
+ * (K3), so that a key that went idle keeps nothing.
  *
  * <p>Without a parent every operation is the engine Permit's, done by its own CAS. With one, the two sides must
  * stay equal whatever threads race on this Permit, so its operations hold its monitor: a composite Permit is
@@ -120,7 +120,7 @@ final class KeyedPermit implements Permit {
         }
         if (n != 0) {
             entry.engine.forget(n); // the key's limit drops while it lives: a new entry starts afresh
-            entry.unhold(n);
+            entry.released();
         }
     }
 
@@ -135,11 +135,11 @@ final class KeyedPermit implements Permit {
         }
     }
 
-    /** K2: back to the engine first, then counted out of the entry. */
+    /** Back to the key's engine, which may then be idle (K3). */
     private void giveBack(long permits) {
         if (permits != 0) {
             entry.engine.giveBack(permits, own.grantedAt());
-            entry.unhold(permits);
+            entry.released();
         }
     }
 

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.ToLongFunction;
@@ -26,42 +27,40 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     /*
      * Implementation overview
      *
-     * Each live key has one Entry in `entries`: its engine, and `refs`, the count of what keeps it alive: the
-     * requests in flight on it (from the lookup that found or made it until they end) plus the permits its
-     * Permits hold (a grant of n turns its request's 1 into n). DEAD (-1) marks an entry that is gone for good.
+     * Each live key has one Entry in `entries`: the key's engine (a FIFO LocalSemaphore) and its view. A key's
+     * engine is retired by closing it, and closing is what every request for it checks, with the same CAS that
+     * grants: no count of users is kept beside the engine's own state word.
      *
      * Invariants (the removal protocol):
-     *  K1: an entry is acquired from only by a request that holds one of its refs: the lookup (pin) counts the
-     *      request in by a CAS from refs >= 0 to refs + 1, before the request reaches the engine, and counts it
-     *      out when the request ends (a grant: refs += n - 1, in the same step as handing the Permit over; a
-     *      refusal: refs -= 1).
-     *  K2: permits go back to the engine before refs counts them out (KeyedPermit gives back first, then
-     *      unhold), and a leak returned by leak detection is counted out after the engine took it back (the
-     *      entry's forwarder hears `leaked` then). So refs == 0 implies the engine holds nothing and nobody is
-     *      about to acquire from it.
-     *  K3: an entry dies by one CAS of refs from 0 to DEAD, made by whoever brought refs to 0; a DEAD entry is
-     *      never counted in again (K1's CAS fails) and is removed from the map by identity (remove(key, e)),
-     *      by its killer or by any lookup that meets it first.
-     *  K4: a new entry enters the map only by putIfAbsent, so the map never holds two entries of one key, and
-     *      an entry leaves it only once DEAD (K3). With K1-K2: at any instant, of all the entries a key ever had,
-     *      only the one not DEAD may hold permits, and its engine keeps those within the key's limit. That is
-     *      the promise: never more than a key's limit held for one key, across removal and re-creation.
-     *  K5: `live` counts the entries created and not yet dead: incremented (and checked against maxKeys)
-     *      before an entry is made, decremented by its killer, or by its maker when putIfAbsent lost. So at
-     *      most maxKeys entries hold memory at once; a race near the bound may refuse a request early, never
-     *      let one through beyond it.
-     *  K6: close sets `closed` and then closes every entry in the map; a lookup that makes an entry reads
-     *      `closed` after publishing it and closes it itself if set. Either way no entry made after close
-     *      stays open.
-     *  K7: the family's listeners reach an entry through its forwarder (EntryForwarder), registered on the
+     *  K1: an entry leaves `entries` only once its engine is closed (remove(key, e) by identity, by whoever
+     *      closed it or by a lookup that meets it closed), and a new entry enters only by putIfAbsent: the map
+     *      never holds two entries of one key.
+     *  K2: while the family is open, a key's engine is closed only by tryCloseIdle, one CAS on its state word
+     *      from a state in which nothing is held and nobody waits (no QUEUED, IDLE or other flag). A grant is a
+     *      CAS on that word too, so a request that looked the entry up before it was retired finds it closed when
+     *      it reaches the engine (SemaphoreClosedException while the family is open), looks the key up again and
+     *      retries; it never takes a retired engine's permits. With K1: of all the entries a key ever had, only
+     *      the one in the map may hold permits, and its engine keeps them within the key's limit. That is the
+     *      promise: never more than a key's limit held for one key, across removal and re-creation.
+     *  K3: whatever may leave a key's engine idle tries to retire it at once: a release, a forget or a leak
+     *      returned (after the engine took the permits back), and a request that ended without permits (refused,
+     *      timed out, cancelled, interrupted, or granted none). So an idle key keeps no entry, and costs nothing.
+     *  K4: `live` counts the entries made and not yet retired: incremented (and checked against maxKeys) before an
+     *      entry is made, decremented by whoever retired it (once: the CAS of K2, or after the family closed, the
+     *      remove that took it out), or by its maker when putIfAbsent lost. So at most maxKeys entries hold memory
+     *      at once; a race near the bound may refuse a request early, never let one through beyond it.
+     *  K5: close sets `closed` and then closes every entry's engine; a lookup that makes an entry reads `closed`
+     *      after publishing it and closes it itself if set. A request refused by a closed engine while `closed` is
+     *      set fails (the family is closed); while it is clear, it retries (K2). After close, an entry is taken out
+     *      when it becomes idle, so the map empties as the last permits come back.
+     *  K6: the family's listeners reach an entry through its forwarder (EntryForwarder), registered on the
      *      engine once (a CAS on `forwarding`) when the entry is made while the family has listeners or leak
      *      detection, and on every live entry by addListener after it publishes the new array: an entry made
      *      concurrently either sees the array or is seen by that pass. Without listeners or leak detection an
-     *      entry's engine has none, and reads no clock.
+     *      entry's engine has none, and reads no clock. A retired engine's refusals (K2's retries) are not told.
      *
      * field              read        write
      * entries            CHM         CHM (putIfAbsent, remove(key, e))
-     * Entry.refs         volatile    CAS / getAndAdd
      * Entry.forwarding   volatile    CAS
      * live               atomic      atomic
      * closed             volatile    volatile, once
@@ -69,7 +68,6 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
      */
 
     private static final System.Logger LOG = System.getLogger("dev.sema");
-    static final long DEAD = -1;
 
     private final String name;
     private final ToLongFunction<? super K> limits;
@@ -84,13 +82,14 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     private volatile SemaphoreListener[] listeners;
 
     /**
-     * Test hook, read when a family is built: a family built while it is set is a deliberately broken copy, whose
-     * lookup does not count its request in, so that an entry may die and be replaced between a request's lookup
-     * and its acquire (K1 broken); its grants are counted in afterwards. The tests show that this is caught.
+     * Test hook, read when a family is built: a family built while it is set is a deliberately broken copy, which
+     * takes an idle key out of the map without closing its engine (K2 broken), so that a request that looked the
+     * key up before may still be granted by the old engine while a new one serves others. The tests show that
+     * this is caught.
      */
-    static volatile boolean pinAfterAcquireForTests;
-    /** {@link #pinAfterAcquireForTests} as it was when this family was built. */
-    private final boolean pinLate = pinAfterAcquireForTests;
+    static volatile boolean removeWithoutClosingForTests;
+    /** {@link #removeWithoutClosingForTests} as it was when this family was built. */
+    private final boolean broken = removeWithoutClosingForTests;
 
     LocalKeyedSemaphore(String name, ToLongFunction<? super K> limits, long maxPermits, int maxKeys, Semaphore parent,
             LeakDetection leakDetection, List<SemaphoreListener> listeners) {
@@ -112,7 +111,7 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
     @Override
     public int size() {
-        // K5: a request refused at the bound counts itself in for an instant before it counts itself out
+        // K4: a request refused at the bound counts itself in for an instant before it counts itself out
         return Math.min(live.get(), maxKeys);
     }
 
@@ -126,10 +125,6 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
         return name;
     }
 
-    Semaphore parent() {
-        return parent;
-    }
-
     @Override
     public synchronized void addListener(SemaphoreListener listener) {
         Objects.requireNonNull(listener, "listener");
@@ -137,7 +132,7 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
         SemaphoreListener[] next = now == null ? new SemaphoreListener[1] : Arrays.copyOf(now, now.length + 1);
         next[next.length - 1] = listener;
         listeners = next;
-        for (Entry<K> e : entries.values()) { // K7: after the array is published
+        for (Entry<K> e : entries.values()) { // K6: after the array is published
             forward(e);
         }
     }
@@ -167,8 +162,9 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     @Override
     public void close() {
         closed = true;
-        for (Entry<K> e : entries.values()) { // K6
+        for (Entry<K> e : entries.values()) { // K5
             e.engine.close();
+            released(e);
         }
     }
 
@@ -179,24 +175,20 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
     @Override
     public String toString() {
-        return "KeyedSemaphore[" + name + ", keys=" + live.get() + "/" + maxKeys + (closed ? ", closed" : "") + "]";
+        return "KeyedSemaphore[" + name + ", keys=" + size() + "/" + maxKeys + (closed ? ", closed" : "") + "]";
     }
 
-    // ---------------------------------------------------------------- lookup and removal (K1-K6)
+    // ---------------------------------------------------------------- lookup and removal (K1-K5)
 
-    /** A key's entry, counted in for one request (K1), made if there is none; refusals are reported first. */
-    private Entry<K> pin(K key, KeyView<K> view, long permits, String op, Duration timeout) {
-        Checks.nonNegative("permits", permits);
-        if (parent != null) {
-            Checks.request(permits, parent.maxPermits(), parent.name());
-        }
+    /** A key's entry, made if there is none; refusals made here are told to the listeners first. */
+    private Entry<K> lookup(K key, KeyView<K> view, long permits, String op, Duration timeout) {
         for (;;) {
             Entry<K> e = entries.get(key);
             if (e != null) {
-                if (pinLate ? e.refs >= 0 : e.retain()) {
+                if (closed || !e.engine.isClosed()) {
                     return e;
                 }
-                entries.remove(key, e); // K3: a DEAD entry, removed by whoever meets it first
+                entries.remove(key, e); // K1: retired (K2), taken out by whoever meets it first
                 continue;
             }
             if (closed) {
@@ -204,28 +196,54 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
                 throw Failures.closed(view.name(), what(op, permits, timeout));
             }
             long limit = limitOf(key);
-            if (live.incrementAndGet() > maxKeys) { // K5
+            if (live.incrementAndGet() > maxKeys) { // K4
                 live.decrementAndGet();
                 if (entries.containsKey(key)) {
                     continue; // made meanwhile by another request: use it
                 }
                 rejected(view, permits, Rejection.UNAVAILABLE);
                 throw new TooManyKeysException(Failures.describe(view.name()) + ": " + what(op, permits, timeout)
-                        + " refused: keyed"
-                        + " semaphore '" + name + "' has " + maxKeys + " live keys, its maxKeys");
+                        + " refused: keyed semaphore '" + name + "' has " + maxKeys + " live keys, its maxKeys");
             }
-            Entry<K> made = new Entry<>(this, key, new KeyView<>(this, key), limit, pinLate ? 0 : 1);
-            if (entries.putIfAbsent(key, made) != null) { // K4
+            Entry<K> made = new Entry<>(this, key, new KeyView<>(this, key), limit);
+            if (entries.putIfAbsent(key, made) != null) { // K1
                 live.decrementAndGet();
                 continue;
             }
             if (listeners != null || leakDetection != LeakDetection.OFF) {
-                forward(made); // K7
+                forward(made); // K6
             }
             if (closed) {
-                made.engine.close(); // K6
+                made.engine.close(); // K5
             }
             return made;
+        }
+    }
+
+    /** Whether a request refused by its entry's engine as closed should look the key up again (K2, K5). */
+    private boolean retired() {
+        return !closed;
+    }
+
+    /**
+     * Retires the entry if its engine is idle (K3): by the CAS of K2 while the family is open; once it is closed,
+     * by taking it out of the map when nothing is held and nobody waits.
+     */
+    void released(Entry<K> e) {
+        LocalSemaphore engine = e.engine;
+        if (broken) {
+            if (!closed && engine.availablePermits() == engine.permits() && engine.queueLength() == 0
+                    && entries.remove(e.key, e)) {
+                live.decrementAndGet(); // the broken copy: out of the map, its engine still open
+            }
+            return;
+        }
+        if (engine.tryCloseIdle()) {
+            entries.remove(e.key, e);
+            live.decrementAndGet();
+        } else if (closed && engine.availablePermits() == engine.permits() && engine.queueLength() == 0
+                && entries.remove(e.key, e)) {
+            live.decrementAndGet();
         }
     }
 
@@ -250,19 +268,19 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
         return limit;
     }
 
-    /** The limit a view shows: its live entry's, or what a new entry would get. */
-    long limitNow(K key) {
-        Entry<K> e = entries.get(key);
-        return e != null && e.refs >= 0 ? e.engine.permits() : limitOf(key);
-    }
-
     /** The live entry of a key, or null: for reads that must not make one. */
     Entry<K> peek(K key) {
         Entry<K> e = entries.get(key);
-        return e != null && e.refs >= 0 ? e : null;
+        return e != null && (closed || !e.engine.isClosed()) ? e : null;
     }
 
-    /** Registers the entry's forwarder on its engine, once (K7). */
+    /** The limit a view shows: its live entry's, or what a new entry would get. */
+    long limitNow(K key) {
+        Entry<K> e = peek(key);
+        return e != null ? e.engine.permits() : limitOf(key);
+    }
+
+    /** Registers the entry's forwarder on its engine, once (K6). */
     private void forward(Entry<K> e) {
         if (e.startForwarding()) {
             e.engine.addListener(new EntryForwarder<>(this, e));
@@ -283,22 +301,12 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
         }
     }
 
-    SemaphoreListener[] listeners() {
-        return listeners;
-    }
-
     /** A listener that threw: logged once, told of later events all the same. */
     void failed(SemaphoreListener l, Throwable t) {
         if (reported.add(l)) {
             LOG.log(System.Logger.Level.WARNING, "listener " + l + " of keyed semaphore '" + name + "' threw; it is"
                     + " told of later events all the same (this is logged once per listener)", t);
         }
-    }
-
-    /** Called by an entry that died (K3). */
-    void died(Entry<K> e) {
-        entries.remove(e.key, e);
-        live.decrementAndGet();
     }
 
     int entriesForTests() {
@@ -309,22 +317,31 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
     Permit acquire(KeyView<K> view, long permits, Duration timeout, boolean interruptible)
             throws InterruptedException, TimeoutException {
+        checkRequest(permits);
         long deadline = timeout == null || parent == null ? 0 : deadline(timeout);
-        Entry<K> e = pin(view.key(), view, permits, "acquire", timeout);
+        Entry<K> e;
         Permit granted;
-        try {
-            if (timeout != null) {
-                granted = e.engine.acquire(permits, timeout);
-            } else if (interruptible) {
-                granted = e.engine.acquire(permits);
-            } else {
-                granted = e.engine.acquireUninterruptibly(permits);
+        for (;;) {
+            e = lookup(view.key(), view, permits, "acquire", timeout);
+            try {
+                if (timeout != null) {
+                    granted = e.engine.acquire(permits, timeout);
+                } else if (interruptible) {
+                    granted = e.engine.acquire(permits);
+                } else {
+                    granted = e.engine.acquireUninterruptibly(permits);
+                }
+                break;
+            } catch (SemaphoreClosedException refused) {
+                if (!retired()) {
+                    throw refused;
+                }
+            } catch (Throwable t) {
+                released(e); // K3
+                throw t;
             }
-        } catch (Throwable t) {
-            e.unpin();
-            throw t;
         }
-        KeyedPermit held = e.granted((LocalPermit) granted, permits);
+        KeyedPermit held = e.granted((LocalPermit) granted);
         if (parent == null) {
             return held;
         }
@@ -346,24 +363,32 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     }
 
     Optional<Permit> tryAcquire(KeyView<K> view, long permits) {
+        checkRequest(permits);
         Entry<K> e;
-        try {
-            e = pin(view.key(), view, permits, "tryAcquire", null);
-        } catch (TooManyKeysException full) {
-            return Optional.empty();
-        }
         Optional<Permit> granted;
-        try {
-            granted = e.engine.tryAcquire(permits);
-        } catch (Throwable t) {
-            e.unpin();
-            throw t;
+        for (;;) {
+            try {
+                e = lookup(view.key(), view, permits, "tryAcquire", null);
+            } catch (TooManyKeysException full) {
+                return Optional.empty();
+            }
+            try {
+                granted = e.engine.tryAcquire(permits);
+                break;
+            } catch (SemaphoreClosedException refused) {
+                if (!retired()) {
+                    throw refused;
+                }
+            } catch (Throwable t) {
+                released(e);
+                throw t;
+            }
         }
         if (granted.isEmpty()) {
-            e.unpin();
+            released(e); // K3: a new entry refused at once
             return granted;
         }
-        KeyedPermit held = e.granted((LocalPermit) granted.get(), permits);
+        KeyedPermit held = e.granted((LocalPermit) granted.get());
         if (parent == null) {
             return Optional.of(held);
         }
@@ -383,16 +408,21 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     }
 
     Permit drainPermits(KeyView<K> view) {
-        Entry<K> e = pin(view.key(), view, 0, "drainPermits", null);
+        Entry<K> e;
         Permit drained;
-        try {
-            drained = e.engine.drainPermits();
-        } catch (Throwable t) {
-            e.unpin();
-            throw t;
+        for (;;) {
+            e = lookup(view.key(), view, 0, "drainPermits", null);
+            try {
+                drained = e.engine.drainPermits();
+                break;
+            } catch (SemaphoreClosedException refused) {
+                if (!retired()) {
+                    throw refused;
+                }
+            }
         }
         long n = drained.permits();
-        KeyedPermit held = e.granted((LocalPermit) drained, n);
+        KeyedPermit held = e.granted((LocalPermit) drained);
         if (parent == null) {
             return held;
         }
@@ -413,31 +443,40 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     }
 
     CompletableFuture<Permit> acquireAsync(KeyView<K> view, long permits, Duration timeout) {
+        checkRequest(permits);
         long deadline = timeout == null || parent == null ? 0 : deadline(timeout);
         Entry<K> e;
         CompletableFuture<Permit> first;
-        try {
-            e = pin(view.key(), view, permits, "acquireAsync", timeout);
-        } catch (TooManyKeysException | SemaphoreClosedException refused) {
-            return CompletableFuture.failedFuture(refused);
-        }
-        try {
-            first = timeout == null ? e.engine.acquireAsync(permits) : e.engine.acquireAsync(permits, timeout);
-        } catch (Throwable t) {
-            e.unpin();
-            throw t;
+        for (;;) {
+            try {
+                e = lookup(view.key(), view, permits, "acquireAsync", timeout);
+            } catch (TooManyKeysException | SemaphoreClosedException refused) {
+                return CompletableFuture.failedFuture(refused);
+            }
+            try {
+                first = timeout == null ? e.engine.acquireAsync(permits) : e.engine.acquireAsync(permits, timeout);
+            } catch (Throwable t) {
+                released(e);
+                throw t;
+            }
+            // A retired engine refuses at once (K2): look again. Once queued, only the family's close can fail it.
+            if (!(first.state() == Future.State.FAILED && first.exceptionNow() instanceof SemaphoreClosedException
+                    && retired())) {
+                break;
+            }
         }
         if (parent == null && first.isDone() && !first.isCompletedExceptionally()) {
-            return CompletableFuture.completedFuture(e.granted((LocalPermit) first.join(), permits));
+            return CompletableFuture.completedFuture(e.granted((LocalPermit) first.join()));
         }
+        Entry<K> entry = e;
         Pending out = new Pending(first);
         first.whenComplete((p, t) -> {
             if (t != null) {
-                e.unpin();
+                released(entry); // K3
                 out.completeExceptionally(unwrap(t));
                 return;
             }
-            KeyedPermit held = e.granted((LocalPermit) p, permits);
+            KeyedPermit held = entry.granted((LocalPermit) p);
             if (parent == null) {
                 if (!out.complete(held)) {
                     held.close(); // the caller gave up first
@@ -479,6 +518,14 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     CompletableFuture<Void> awaitIdleAsync(KeyView<K> view) {
         Entry<K> e = peek(view.key());
         return e != null ? e.engine.awaitIdleAsync() : CompletableFuture.completedFuture(null);
+    }
+
+    /** Refuses a negative request, and one the parent could never grant, before any key is made. */
+    private void checkRequest(long permits) {
+        Checks.nonNegative("permits", permits);
+        if (parent != null) {
+            Checks.request(permits, parent.maxPermits(), parent.name());
+        }
     }
 
     private static long deadline(Duration timeout) {
@@ -541,16 +588,13 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
     // ---------------------------------------------------------------- one key
 
-    /** A live key: its engine and what keeps it alive (K1-K3). */
+    /** A live key: its engine and its view. */
     static final class Entry<K> {
-        private static final VarHandle REFS;
         private static final VarHandle FORWARDING;
 
         static {
             try {
-                MethodHandles.Lookup l = MethodHandles.lookup();
-                REFS = l.findVarHandle(Entry.class, "refs", long.class);
-                FORWARDING = l.findVarHandle(Entry.class, "forwarding", boolean.class);
+                FORWARDING = MethodHandles.lookup().findVarHandle(Entry.class, "forwarding", boolean.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -560,65 +604,34 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
         final K key;
         final KeyView<K> view;
         final LocalSemaphore engine;
-        private volatile long refs;
         private volatile boolean forwarding;
 
-        Entry(LocalKeyedSemaphore<K> family, K key, KeyView<K> view, long limit, long refs) {
+        Entry(LocalKeyedSemaphore<K> family, K key, KeyView<K> view, long limit) {
             this.family = family;
             this.key = key;
             this.view = view;
             this.engine = new LocalSemaphore(view.name(), limit, limit, Fairness.FIFO, family.leakDetection);
-            this.refs = refs;
         }
 
-        /** Counts a request in (K1): false once DEAD. */
-        boolean retain() {
-            for (;;) {
-                long r = refs;
-                if (r < 0) {
-                    return false;
-                }
-                if (REFS.compareAndSet(this, r, r + 1)) {
-                    return true;
-                }
-            }
-        }
-
-        /** A request that got nothing counts itself out. */
-        void unpin() {
-            if (!family.pinLate) {
-                unhold(1);
-            }
-        }
-
-        /** A grant of {@code permits}: the request's ref becomes the permits' (K1), handed over in one step. */
-        KeyedPermit granted(LocalPermit p, long permits) {
-            if (family.pinLate) {
-                REFS.getAndAdd(this, permits); // the broken copy counts in only now, dead or not
-            } else if (permits != 1) {
-                unhold(1 - permits);
+        /** The Permit of a grant of this key; one of no permits leaves the key as it was, idle perhaps (K3). */
+        KeyedPermit granted(LocalPermit p) {
+            if (p.permits() == 0) {
+                family.released(this);
             }
             return new KeyedPermit(this, p);
         }
 
-        /** Counts {@code n} out (a negative n counts in): at 0, the entry dies (K3). */
-        void unhold(long n) {
-            long r = (long) REFS.getAndAdd(this, -n) - n;
-            if (r == 0 && REFS.compareAndSet(this, 0L, DEAD)) {
-                family.died(this);
-            }
+        /** After permits went back to the engine, or were forgotten or reclaimed (K3). */
+        void released() {
+            family.released(this);
         }
 
         boolean startForwarding() {
             return FORWARDING.compareAndSet(this, false, true);
         }
-
-        long refsForTests() {
-            return refs;
-        }
     }
 
-    /** Tells the family's listeners of one entry's events, with the key's view; counts leaks out (K2, K7). */
+    /** Tells the family's listeners of one entry's events, with the key's view (K6); retires it after a leak. */
     private static final class EntryForwarder<K> implements SemaphoreListener {
         private final LocalKeyedSemaphore<K> family;
         private final Entry<K> entry;
@@ -644,6 +657,9 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
         @Override
         public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
+            if (why == Rejection.CLOSED && !family.closed) {
+                return; // a retired engine's refusal: the request looks the key up again (K2)
+            }
             SemaphoreListener[] ls = family.listeners;
             if (ls != null) {
                 for (SemaphoreListener l : ls) {
@@ -682,7 +698,7 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
                     }
                 }
             }
-            entry.unhold(permits); // K2: the engine took them back before telling
+            entry.released(); // K3: the engine took them back before telling
         }
 
         @Override

@@ -1158,6 +1158,17 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
         return (state & CLOSED) != 0;
     }
 
+    /**
+     * Closes this semaphore with one CAS if it is idle now: nothing held, nobody queued, nobody waiting for it to
+     * be idle. How a {@link KeyedSemaphore} retires a key's semaphore (K3 of LocalKeyedSemaphore): a grant and
+     * this close are CASes on the same state word, so one that comes first decides the other. Nobody is told:
+     * the family does not report its keys' removals.
+     */
+    boolean tryCloseIdle() {
+        long s = state;
+        return (s & FLAGS) == 0 && available(s) == limit && casState(s, s | CLOSED);
+    }
+
     // ---------------------------------------------------------------- queries
 
     @Override

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
  * model (a key grants exactly what fits in its limit), with the live keys checked after every scenario. Scenario
  * mode: requests for one key race with the release that makes it idle, so that the key is removed and made
  * again between one request's lookup and another's grant: never more than the key's limit is held, in any
- * interleaving. The same scenario on the deliberately broken copy (a lookup that does not count its request in)
+ * interleaving. The same scenario on the deliberately broken copy (an idle key taken out without closing its engine)
  * is caught.
  */
 @Tag("lincheck")
@@ -57,7 +57,7 @@ class KeyedLincheckTest {
     @Test
     @Timeout(120)
     void theBrokenCopyIsCaughtHoldingMoreThanAKeysLimit() {
-        LocalKeyedSemaphore.pinAfterAcquireForTests = true;
+        LocalKeyedSemaphore.removeWithoutClosingForTests = true;
         try {
             java.io.PrintStream err = System.err;
             java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
@@ -72,7 +72,7 @@ class KeyedLincheckTest {
             err.print(failure);
             assertThat(failure).as("the check that failed").contains("was held by 2 requests at once");
         } finally {
-            LocalKeyedSemaphore.pinAfterAcquireForTests = false;
+            LocalKeyedSemaphore.removeWithoutClosingForTests = false;
         }
     }
 

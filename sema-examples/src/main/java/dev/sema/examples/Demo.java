@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Sema at work, run by {@code bin/demo}: ten parts, each doing real work with one feature and checking
+ * Sema at work, run by {@code bin/demo}: eleven parts, each doing real work with one feature and checking
  * what it promised. The exit status is 0 only if every check passed.
  *
  * <ol>
@@ -25,6 +25,8 @@ import java.util.Map;
  *       changing capacity.
  *   <li>{@code priorities} ({@link PrioritiesPart}): partitions of one limit: checkout keeps its share while
  *       batch floods in and is shed, and batch alone may use the whole limit.
+ *   <li>{@code tenants} ({@link TenantsPart}): a {@code KeyedSemaphore}, a limit per tenant under a partition
+ *       as its parent: a noisy tenant held to its limit, a flood of tenant ids refused beyond {@code maxKeys}.
  *   <li>{@code redis} ({@link FleetPart}): several JVMs sharing one {@code RedisSemaphore}.
  *   <li>{@code spring} ({@link SpringPart}): the Spring Boot example application (sema-spring-example, in a JVM
  *       of its own) under load: the {@code sema.web} filter with an adaptive limit, {@code @WithPermits}, a limit
@@ -69,6 +71,7 @@ public final class Demo {
                 new RefillPart(RefillPart.Settings.standard(), terminal),
                 new AdaptivePart(AdaptivePart.Settings.standard(), terminal),
                 new PrioritiesPart(PrioritiesPart.Settings.standard(), terminal),
+                new TenantsPart(TenantsPart.Settings.standard(), terminal),
                 new FleetPart(FleetPart.Settings.standard(), terminal),
                 new SpringPart(SpringPart.Settings.standard(), terminal))) {
             parts.put(part.name(), part);

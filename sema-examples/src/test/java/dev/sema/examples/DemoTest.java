@@ -75,7 +75,7 @@ class DemoTest {
     @Test
     void standardPartsRunInTheDocumentedOrder() {
         assertThat(Demo.standardParts(terminal).keySet())
-                .containsExactly("service", "parallel", "budget", "gate", "leak", "refill", "adaptive", "priorities", "redis",
+                .containsExactly("service", "parallel", "budget", "gate", "leak", "refill", "adaptive", "priorities", "tenants", "redis",
                         "spring");
     }
 

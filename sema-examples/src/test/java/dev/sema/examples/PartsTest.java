@@ -71,6 +71,12 @@ class PartsTest {
         assertThat(printed()).contains("checkout").contains("one flat semaphore");
     }
 
+    @Test
+    void tenantsPartKeepsEveryPromise() throws Exception {
+        assertAllPass(new TenantsPart(TenantsPart.quick(), terminal).run());
+        assertThat(printed()).contains("acme").contains("TooManyKeysException");
+    }
+
     // ---------------------------------------------------------------- every check can fail
 
     @Test
@@ -87,6 +93,49 @@ class PartsTest {
         PrioritiesPart.Phase leaked = new PrioritiesPart.Phase(overload(16, 0, 5).traffic(), 16, 15, 0);
         assertThat(failed(PrioritiesPart.checks(16, alone(16, 16), leaked)))
                 .containsExactly("every permit came back, every queue emptied");
+    }
+
+    @Test
+    void tenantsChecksFailOnBrokenNumbers() {
+        TenantsPart.Settings s = TenantsPart.quick();
+        TenantsPart.After clean = new TenantsPart.After(0, 16, 0);
+        assertThat(failed(TenantsPart.checks(s, competition(3, 3, 16), flood(50, 200, 0), clean))).isEmpty();
+        assertThat(failed(TenantsPart.checks(s, competition(3, 4, 16), flood(50, 200, 0), clean)))
+                .containsExactly("never more than a tenant's limit of 3 at once");
+        assertThat(failed(TenantsPart.checks(s, competition(3, 3, 17), flood(50, 200, 0), clean)))
+                .containsExactly("never more than the parent's limit of 16, all tenants together");
+        assertThat(failed(TenantsPart.checks(s, competition(2, 2, 16), flood(50, 200, 0), clean)))
+                .containsExactly("the noisy tenant was held to its limit, and every other tenant was served");
+        assertThat(failed(TenantsPart.checks(s, competition(3, 0, 16), flood(50, 200, 0), clean)))
+                .containsExactly("the noisy tenant was held to its limit, and every other tenant was served");
+        assertThat(failed(TenantsPart.checks(s, competition(3, 3, 16), flood(0, 200, 0), clean)))
+                .containsExactly("the flood of tenant ids was refused beyond maxKeys 200");
+        assertThat(failed(TenantsPart.checks(s, competition(3, 3, 16), flood(50, 200, 5L << 20), clean)))
+                .containsExactly("the heap came back near its baseline (within 4 MB)");
+        assertThat(failed(TenantsPart.checks(s, competition(3, 3, 16), flood(50, 200, 0), new TenantsPart.After(0, 15, 0))))
+                .containsExactly("every permit came back, every queue emptied");
+        assertThat(failed(TenantsPart.checks(s, competition(3, 3, 16), flood(50, 200, 0), new TenantsPart.After(1, 16, 0))))
+                .containsExactly("the heap came back near its baseline (within 4 MB)",
+                        "every permit came back, every queue emptied");
+    }
+
+    /** acme at {@code noisyPeak}; globex at {@code quietPeak}, served only if that is above 0. */
+    private static TenantsPart.Competition competition(int noisyPeak, int quietPeak, int peakTotal) {
+        TenantsPart.Tenant acme = new TenantsPart.Tenant("acme");
+        acme.peak.set(noisyPeak);
+        acme.served.add(100);
+        TenantsPart.Tenant globex = new TenantsPart.Tenant("globex");
+        globex.peak.set(quietPeak);
+        globex.served.add(quietPeak > 0 ? 10 : 0);
+        java.util.Map<String, TenantsPart.Tenant> tenants = new java.util.LinkedHashMap<>();
+        tenants.put("acme", acme);
+        tenants.put("globex", globex);
+        return new TenantsPart.Competition(tenants, peakTotal);
+    }
+
+    private static TenantsPart.Flood flood(long refused, int mostKeys, long heapGrowth) {
+        return new TenantsPart.Flood(10_000, refused, 100, 10_000 - refused - 100, mostKeys, 50L << 20,
+                (50L << 20) + heapGrowth);
     }
 
     private static PrioritiesPart.Phase alone(int batchPeak, int peakTotal) {

@@ -3,6 +3,7 @@ package dev.sema.examples;
 import dev.sema.AdaptiveLimit;
 import dev.sema.Fairness;
 import dev.sema.Gate;
+import dev.sema.KeyedSemaphore;
 import dev.sema.LeakDetection;
 import dev.sema.Parallel;
 import dev.sema.Permit;
@@ -366,6 +367,31 @@ class ReadmeExamples {
 
         try (Permit p = batch.acquire(1, Duration.ofMillis(50))) {   // batch gives up first under overload
             export(p);
+        }
+    }
+
+    void example26() throws Exception {
+        Semaphore api = Semaphore.builder().name("api").permits(100)
+                .partition("checkout", 0.6).partition("batch", 0.4).build();
+        String tenantId = "acme";
+        KeyedSemaphore<String> exports = KeyedSemaphore.<String>builder()
+                .name("exports")
+                .permits(5)                       // at most 5 exports at once per tenant
+                .maxKeys(100_000)                 // tenants exporting or waiting, at most
+                .parent(api.partition("batch"))   // optional: every tenant's exports also hold the batch partition's permits
+                .build();
+        try (Permit p = exports.get(tenantId).acquire()) {
+            export(tenantId);
+        }
+        if (exports.size() != 0 || api.availablePermits() != 100) {
+            throw new AssertionError(exports + " " + api);
+        }
+    }
+
+    /** The export of example 26, for one tenant. */
+    void export(String tenant) {
+        if (tenant.isEmpty()) {
+            throw new AssertionError(tenant);
         }
     }
 

@@ -35,7 +35,7 @@ class ReadmeExamplesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 25})
+    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 25, 26})
     void localExampleRuns(int n) throws Exception {
         ReadmeExamples examples = new ReadmeExamples();
         Method example = ReadmeExamples.class.getDeclaredMethod("example" + n);

@@ -1,5 +1,6 @@
 package dev.sema.micrometer;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Rejection;
 import dev.sema.Semaphore;
 import dev.sema.SemaphoreListener;
@@ -31,7 +32,8 @@ import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The meters of one {@link Semaphore}, local or on Redis, bound to any number of Micrometer registries.
+ * The meters of one {@link Semaphore}, local or on Redis, or of one {@link KeyedSemaphore} family, bound to any
+ * number of Micrometer registries.
  *
  * {@snippet :
  * Semaphore db = Semaphore.builder().name("db").permits(10).build();
@@ -86,6 +88,29 @@ import java.util.function.ToDoubleFunction;
  * one meter name (Micrometer's {@code PrometheusMeterRegistry} drops a meter whose keys differ from those
  * registered first under its name), and in PromQL {@code partition=""} is the same as no such label.
  *
+ * <h2>Keyed families</h2>
+ * {@code new SemaphoreMetrics(KeyedSemaphore)} publishes a family (API.md §11b) as one semaphore: the meters fed
+ * by events ({@code sema.acquire}, {@code sema.permit.hold}, their {@code .percentile} gauges and
+ * {@code sema.leaks}) count every key's requests together, tagged {@code name} = the family's name and
+ * {@code partition} = {@code ""}, never with the key: keys are unbounded (a tenant, a user), and a tag per key
+ * would grow the registry by one series per key ever seen. Two gauges, tagged {@code name}, show the keys:
+ * <table class="striped">
+ * <caption>Family meters</caption>
+ * <thead><tr><th>meter</th><th>type</th><th>value</th></tr></thead>
+ * <tbody>
+ * <tr><td>{@code sema.keys}</td><td>gauge</td><td>live keys: those holding permits or with requests in
+ *     flight ({@code size()})</td></tr>
+ * <tr><td>{@code sema.keys.max}</td><td>gauge</td><td>the most keys that may be live at once
+ *     ({@code maxKeys()}); near it, new keys are refused with {@code TooManyKeysException}, counted as
+ *     {@code sema.acquire{outcome="unavailable"}}</td></tr>
+ * </tbody>
+ * </table>
+ * A family has none of the {@code sema.permits.*} gauges nor {@code sema.queue.waiters}: each key has a limit of
+ * its own (possibly a different one per key) and an idle key does not exist, so a family-wide limit, ceiling or
+ * count available would mean nothing, and summing what is held or queued would walk every live key at each
+ * scrape. A family with a parent semaphore is bounded by it: bind the parent for the permits held by all keys
+ * together.
+ *
  * <h2>Two ways to time</h2>
  * By default the two timers are kept by Sema's own histograms (exact counts and totals; percentiles
  * within about 6%, over a window of 80 to 120 seconds) and published as Micrometer {@code FunctionTimer}s
@@ -136,7 +161,10 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     /** The partition tag of the requests of no partition: every semaphore's event meters have the same tag keys. */
     private static final Tags NO_PARTITION = Tags.of("partition", "");
 
+    /** The semaphore observed, or null when it is a family. */
     private final Semaphore semaphore;
+    /** The family observed, or null when it is a semaphore. */
+    private final KeyedSemaphore<?> family;
     private final Tags tags;
     private final boolean perSampleTimers;
     /** The partitions' names in priority order, empty when it has none: fixed when the semaphore is built. */
@@ -163,14 +191,36 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
      * @param tags more tags for every meter
      */
     public SemaphoreMetrics(Semaphore semaphore, Iterable<Tag> tags) {
-        this(semaphore, tags, false);
+        this(Objects.requireNonNull(semaphore, "semaphore"), null, tags, false);
     }
 
-    private SemaphoreMetrics(Semaphore semaphore, Iterable<Tag> tags, boolean perSampleTimers) {
-        this.semaphore = Objects.requireNonNull(semaphore, "semaphore");
-        this.tags = Tags.of(Objects.requireNonNull(tags, "tags")).and("name", semaphore.name());
+    /**
+     * Meters for a keyed family, tagged with its name only (see <i>Keyed families</i> in the class description).
+     *
+     * @param family the family to observe
+     */
+    public SemaphoreMetrics(KeyedSemaphore<?> family) {
+        this(family, Tags.empty());
+    }
+
+    /**
+     * Meters for a keyed family, tagged with its name and {@code tags}, never with a key.
+     *
+     * @param family the family to observe
+     * @param tags more tags for every meter
+     */
+    public SemaphoreMetrics(KeyedSemaphore<?> family, Iterable<Tag> tags) {
+        this(null, Objects.requireNonNull(family, "family"), tags, false);
+    }
+
+    private SemaphoreMetrics(Semaphore semaphore, KeyedSemaphore<?> family, Iterable<Tag> tags,
+            boolean perSampleTimers) {
+        this.semaphore = semaphore;
+        this.family = family;
+        this.tags = Tags.of(Objects.requireNonNull(tags, "tags"))
+                .and("name", semaphore != null ? semaphore.name() : family.name());
         this.perSampleTimers = perSampleTimers;
-        this.partitions = List.copyOf(semaphore.partitionNames());
+        this.partitions = semaphore != null ? List.copyOf(semaphore.partitionNames()) : List.of();
         this.views = new Semaphore[partitions.size()];
         for (int i = 0; i < views.length; i++) {
             views[i] = semaphore.partition(partitions.get(i));
@@ -184,17 +234,29 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
      * @return a builder with no more tags, in the default mode
      */
     public static Builder builder(Semaphore semaphore) {
-        return new Builder(Objects.requireNonNull(semaphore, "semaphore"));
+        return new Builder(Objects.requireNonNull(semaphore, "semaphore"), null);
+    }
+
+    /**
+     * A builder of the meters of a keyed family: for per-sample Micrometer timers, or tags given one by one.
+     *
+     * @param family the family to observe
+     * @return a builder with no more tags, in the default mode
+     */
+    public static Builder builder(KeyedSemaphore<?> family) {
+        return new Builder(null, Objects.requireNonNull(family, "family"));
     }
 
     /** Builds a {@link SemaphoreMetrics}. Not thread-safe; each {@link #build()} makes a new one. */
     public static final class Builder {
         private final Semaphore semaphore;
+        private final KeyedSemaphore<?> family;
         private Tags tags = Tags.empty();
         private boolean perSampleTimers;
 
-        private Builder(Semaphore semaphore) {
+        private Builder(Semaphore semaphore, KeyedSemaphore<?> family) {
             this.semaphore = semaphore;
+            this.family = family;
         }
 
         /**
@@ -228,12 +290,12 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
          * @return a new {@code SemaphoreMetrics}
          */
         public SemaphoreMetrics build() {
-            return new SemaphoreMetrics(semaphore, tags, perSampleTimers);
+            return new SemaphoreMetrics(semaphore, family, tags, perSampleTimers);
         }
     }
 
     /**
-     * Registers the meters in {@code registry} and starts listening to the semaphore. Binding to several
+     * Registers the meters in {@code registry} and starts listening to the semaphore (or family). Binding to several
      * registries keeps each up to date; binding again to a registry it is bound to does nothing.
      *
      * @param registry the registry
@@ -247,6 +309,18 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
             }
         }
         List<Meter> meters = new ArrayList<>();
+        if (family != null) {
+            meters.add(Gauge.builder("sema.keys", family, KeyedSemaphore::size)
+                    .description("Live keys: holding permits or with requests in flight").tags(tags)
+                    .strongReference(true).register(registry));
+            meters.add(Gauge.builder("sema.keys.max", family, KeyedSemaphore::maxKeys)
+                    .description("The most keys that may be live at once").tags(tags).strongReference(true)
+                    .register(registry));
+            SemaphoreListener recorder = recorder(registry, meters, NO_PARTITION);
+            family.addListener(recorder);
+            bindings.add(new Binding(registry, meters, recorder));
+            return;
+        }
         meters.add(gauge(registry, "sema.permits.limit", "The limit: how many permits may be held at once",
                 s -> s.limit()));
         meters.add(gauge(registry, "sema.permits.max", "The ceiling the limit may be raised to", s -> s.max()));
@@ -304,7 +378,11 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     public void close() {
         for (Binding b : bindings) {
             if (bindings.remove(b)) {
-                semaphore.removeListener(b.recorder());
+                if (family != null) {
+                    family.removeListener(b.recorder());
+                } else {
+                    semaphore.removeListener(b.recorder());
+                }
                 for (Meter m : b.meters()) {
                     b.registry().remove(m);
                 }

@@ -454,7 +454,7 @@ class SemaphoreMetricsTest {
     @Test
     void aBuilderRefusesNullsAndEachBuildIsANewBinding() {
         Semaphore s = Semaphore.builder().name("db").permits(1).build();
-        assertThatThrownBy(() -> SemaphoreMetrics.builder(null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> SemaphoreMetrics.builder((Semaphore) null)).isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("semaphore");
         assertThatThrownBy(() -> SemaphoreMetrics.builder(s).tags(null)).isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("tags");

@@ -1,6 +1,7 @@
 package dev.sema.spring;
 
 import dev.sema.AdaptiveLimit;
+import dev.sema.KeyedSemaphore;
 import dev.sema.Semaphore;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -27,6 +28,10 @@ final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoClosea
     private final Map<String, Semaphore> semaphores = new LinkedHashMap<>();
     private final Map<String, Semaphore> view = Collections.unmodifiableMap(semaphores);
     private final Map<String, AdaptiveLimit> adaptive = new ConcurrentHashMap<>();
+    private final Map<String, KeyedSemaphore<Object>> families = new LinkedHashMap<>();
+    private final Map<String, KeyedSemaphore<Object>> familiesView = Collections.unmodifiableMap(families);
+    /** Each family's limit per key, as configured: the actuator shows it (the family does not say). */
+    private final Map<String, Long> permitsPerKey = new LinkedHashMap<>();
     /** The semaphores this registry closes: the local ones (closing a Redis one would close it for the fleet). */
     private final List<Semaphore> owned = new ArrayList<>();
     private boolean closed;
@@ -37,6 +42,17 @@ final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoClosea
         if (owned) {
             this.owned.add(semaphore);
         }
+    }
+
+    /** Adds a keyed family while the registry is built; closed with the registry. */
+    void addKeyed(String name, KeyedSemaphore<Object> family, long permits) {
+        families.put(name, family);
+        permitsPerKey.put(name, permits);
+    }
+
+    /** The configured limit per key of the family {@code name}, or {@code null}. */
+    Long permitsPerKey(String name) {
+        return permitsPerKey.get(name);
     }
 
     /** Builds and keeps the adaptive limit of {@code name}, unless the registry is closed already. */
@@ -52,7 +68,9 @@ final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoClosea
         Semaphore s = semaphores.get(Objects.requireNonNull(name, "name"));
         if (s == null) {
             throw new NoSuchElementException("no semaphore '" + name + "' in the registry; "
-                    + (semaphores.isEmpty() ? "sema.semaphores configures none" : "it has " + semaphores.keySet()));
+                    + (semaphores.isEmpty() ? "sema.semaphores configures none" : "it has " + semaphores.keySet())
+                    + (families.containsKey(name) ? " ('" + name + "' is a keyed family: keyed(\"" + name + "\"))"
+                            : ""));
         }
         return s;
     }
@@ -72,8 +90,13 @@ final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoClosea
         return Optional.ofNullable(adaptive.get(Objects.requireNonNull(name, "name")));
     }
 
+    @Override
+    public Map<String, KeyedSemaphore<Object>> allKeyed() {
+        return familiesView;
+    }
+
     /**
-     * Closes the adaptive limits, then the local semaphores: called when the application context closes,
+     * Closes the adaptive limits, the keyed families (before their parents), then the local semaphores: called when the application context closes,
      * after the web server has stopped (the lifecycle phases end before singletons are destroyed).
      */
     @Override
@@ -87,15 +110,18 @@ final class ConfiguredSemaphoreRegistry implements SemaphoreRegistry, AutoClosea
         for (AdaptiveLimit a : adaptive.values()) {
             a.close();
         }
+        for (KeyedSemaphore<Object> f : families.values()) {
+            f.close();
+        }
         for (Semaphore s : owned) {
             s.close();
         }
-        LOG.log(System.Logger.Level.DEBUG, () -> "closed " + adaptive.size() + " adaptive limit(s) and "
-                + owned.size() + " local semaphore(s)");
+        LOG.log(System.Logger.Level.DEBUG, () -> "closed " + adaptive.size() + " adaptive limit(s), "
+                + families.size() + " keyed famil(ies) and " + owned.size() + " local semaphore(s)");
     }
 
     @Override
     public String toString() {
-        return "SemaphoreRegistry" + semaphores.keySet();
+        return "SemaphoreRegistry" + semaphores.keySet() + (families.isEmpty() ? "" : ", keyed" + families.keySet());
     }
 }

@@ -3,6 +3,7 @@ package dev.sema.spring;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
 import dev.sema.SemaphoreClosedException;
+import dev.sema.TooManyKeysException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -17,7 +18,8 @@ import org.springframework.util.ClassUtils;
  * the {@code sema.web} filter.
  *
  * <p>A refusal is no permit in time (a {@code tryAcquire} that found none, a {@link TimeoutException}), an
- * interrupted wait, a closed semaphore, or a Redis semaphore whose Redis cannot be reached
+ * interrupted wait, a closed semaphore, a keyed family at its {@code maxKeys} ({@link TooManyKeysException}: a new
+ * key is refused as a full semaphore refuses), or a Redis semaphore whose Redis cannot be reached
  * ({@code RedisSemaphoreException}: the service is as unavailable as when its permits are all taken).
  */
 final class Refusals {
@@ -41,7 +43,7 @@ final class Refusals {
             return p;
         }
         if (t instanceof TimeoutException || t instanceof InterruptedException || t instanceof SemaphoreClosedException
-                || isRedisFailure(t)) {
+                || t instanceof TooManyKeysException || isRedisFailure(t)) {
             return refused(semaphore, permits, startNanos, t);
         }
         return null;

@@ -21,20 +21,44 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param redis Where the Redis semaphores live.
  * @param semaphores The semaphores by name (each semaphore's name()), in configuration order.
  * @param web The servlet filter that lets inbound requests through one semaphore.
+ * @param keyed Keyed semaphores by name: families of one semaphore per key (a tenant, a user), each made on its
+ *        key's first request and gone once idle. Get one with registry.keyed(name), or use it with
+ *        WithPermits(value = name, key = "#tenant.id") or sema.web.keyed. A name must not also be one of
+ *        sema.semaphores.
  */
 @ConfigurationProperties("sema")
 public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphoreProperties> semaphores,
-        @DefaultValue Web web) {
+        @DefaultValue Web web, Map<String, KeyedProperties> keyed) {
 
     /**
-     * Keeps the semaphores in configuration order, read-only.
+     * Keeps the semaphores and families in configuration order, read-only.
      *
      * @param redis where the Redis semaphores live
      * @param semaphores the semaphores, by name; {@code null} for none
      * @param web the inbound request filter
+     * @param keyed the keyed families, by name; {@code null} for none
      */
     public SemaProperties {
         semaphores = semaphores == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(semaphores));
+        keyed = keyed == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(keyed));
+    }
+
+    /**
+     * {@code sema.keyed.<name>.*}: one keyed family.
+     *
+     * @param permits Each key's limit: how many permits one key may hold at once. Required; 0 up to max-permits.
+     * @param maxKeys Most keys live at once (holding permits or with requests waiting); a request that would make
+     *        one more is refused (503 over HTTP). Defaults to 100000; at least 1.
+     * @param maxPermits Ceiling of a key's limit. Defaults to permits.
+     * @param parent Semaphore of sema.semaphores that every key's permits also hold as many of, a limit for all
+     *        keys together: its name (api), or a partition of it (api/batch).
+     * @param redis Whether the family's keys live in Redis, shared by the fleet. Not supported yet: only false (the
+     *        default) is accepted.
+     * @param leakDetection Whether Permits of a key that become unreachable while holding permits are reported and
+     *        their permits returned: off, sampled or paranoid.
+     */
+    public record KeyedProperties(Long permits, Integer maxKeys, Long maxPermits, String parent,
+            @DefaultValue("false") boolean redis, @DefaultValue("off") LeakDetection leakDetection) {
     }
 
     /**
@@ -159,10 +183,16 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
      *        /api/checkout/**, batch: /api/export/** }: a request that the filter limits takes its permit of the first
      *        partition, in the order written, with a pattern that matches its path; one that matches none is of no
      *        partition. A partition-header that names a partition wins over these.
+     * @param keyed Name of a keyed family (under sema.keyed) that each limited request also takes a permit of, for
+     *        its key (sema.web.key): the key's permit first, then the semaphore's, both held until the response is
+     *        complete. With it, sema.web.semaphore may be left out.
+     * @param key Where a request's key comes from, for sema.web.keyed: header:NAME (the header's value), principal
+     *        (the authenticated user's name) or remote-address (the client's IP address). A request without one is
+     *        refused with 400.
      */
     public record Web(String semaphore, @DefaultValue("/**") List<String> paths, @DefaultValue("0ms") Duration maxWait,
             @DefaultValue("1s") Duration retryAfter, List<String> excludePaths, String partitionHeader,
-            Map<String, List<String>> partitionPaths) {
+            Map<String, List<String>> partitionPaths, String keyed, String key) {
 
         /**
          * Keeps the partition paths read-only, in the order bound (the filter puts them in declaration order).
@@ -174,6 +204,8 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
          * @param excludePaths the paths never limited, or {@code null} for the default
          * @param partitionHeader the header naming a request's partition, or {@code null}
          * @param partitionPaths the paths of each partition; {@code null} for none
+         * @param keyed the keyed family's name, or {@code null}
+         * @param key where a request's key comes from, or {@code null}
          */
         public Web {
             partitionPaths = partitionPaths == null ? Map.of()

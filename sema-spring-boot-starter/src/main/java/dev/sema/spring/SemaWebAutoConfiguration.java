@@ -4,6 +4,7 @@ import jakarta.servlet.Filter;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -12,6 +13,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
@@ -20,7 +22,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.DispatcherServlet;
 
 /**
- * Servlet web applications: the {@code sema.web} filter, when {@code sema.web.semaphore} names a semaphore,
+ * Servlet web applications: the {@code sema.web} filter, when {@code sema.web.semaphore} names a semaphore or
+ * {@code sema.web.keyed} a keyed family,
  * and, with Spring MVC, {@link PermitUnavailableException} as 503 with {@code Retry-After}.
  */
 @AutoConfiguration(after = SemaAutoConfiguration.class)
@@ -43,7 +46,7 @@ public class SemaWebAutoConfiguration {
     }
 
     @Bean
-    @ConditionalOnProperty(prefix = "sema.web", name = "semaphore")
+    @Conditional(WebLimitConfigured.class)
     @ConditionalOnMissingBean(name = "semaphoreFilter")
     FilterRegistrationBean<SemaphoreFilter> semaphoreFilter(SemaphoreRegistry registry, SemaProperties properties,
             Environment environment) {
@@ -95,6 +98,21 @@ public class SemaWebAutoConfiguration {
         }
         base = servlet + base;
         return List.of(base, base + "/**");
+    }
+
+    /** {@code sema.web.semaphore} or {@code sema.web.keyed} is set: either alone makes a filter. */
+    static class WebLimitConfigured extends AnyNestedCondition {
+        WebLimitConfigured() {
+            super(ConfigurationPhase.REGISTER_BEAN);
+        }
+
+        @ConditionalOnProperty(prefix = "sema.web", name = "semaphore")
+        static class Semaphore {
+        }
+
+        @ConditionalOnProperty(prefix = "sema.web", name = "keyed")
+        static class Keyed {
+        }
     }
 
     /** Spring MVC: {@link PermitUnavailableException} as 503 with {@code Retry-After}. */

@@ -23,6 +23,14 @@ import org.springframework.web.util.UrlPathHelper;
  * the semaphore, or the partition's view ({@code "api/batch"}) ({@link PermitUnavailableExceptionResolver#send}),
  * and goes no further.
  *
+ * <p>With {@code sema.web.keyed}, a limited request first takes one permit of its key's semaphore in the family (the
+ * key read as {@code sema.web.key} says), then the semaphore's permit (when {@code sema.web.semaphore} is set too),
+ * the two waits together bounded by {@code max-wait}. The key's comes first so that a tenant at its own limit waits
+ * or is refused without holding a permit that other tenants share. Both are held until the response is complete,
+ * and both are given back then (the semaphore's first); a refusal of the second gives the first back at once. A
+ * request without a key is answered 400 naming what it lacks, never limited under a shared key; a family at its
+ * {@code max-keys} refuses a new key with 503 like any refusal.
+ *
  * <p>Runs once per request: not again on the asynchronous or error dispatches of the same request
  * ({@link OncePerRequestFilter}). The path is the one within the application, decoded and normalized, so
  * that {@code /api;x=1/..} or an encoded path is matched as what it is.
@@ -51,25 +59,92 @@ final class SemaphoreFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        Semaphore semaphore = limit.partitioned()
-                ? limit.select(PATHS.getPathWithinApplication(request), request::getHeader) : limit.semaphore();
-        Permit permit;
-        try {
-            permit = Refusals.acquire(semaphore, 1, limit.maxWait());
-        } catch (PermitUnavailableException refusal) {
-            PermitUnavailableExceptionResolver.send(request, response, refusal, retryAfter);
-            return;
+        Semaphore keySemaphore = null;
+        if (limit.family() != null) {
+            String key = limit.key(new Keys(request));
+            if (key == null) {
+                sendBadRequest(request, response, limit.missingKey());
+                return;
+            }
+            keySemaphore = limit.family().get(key);
         }
+        Semaphore semaphore = limit.semaphore() == null ? null : limit.partitioned()
+                ? limit.select(PATHS.getPathWithinApplication(request), request::getHeader) : limit.semaphore();
+        long start = System.nanoTime();
+        Permit keyPermit = null;
+        Permit permit = null;
+        try {
+            if (keySemaphore != null) {
+                keyPermit = Refusals.acquire(keySemaphore, 1, limit.maxWait());
+            }
+            if (semaphore != null) {
+                permit = Refusals.acquire(semaphore, 1, remaining(limit.maxWait(), start));
+            }
+        } catch (RuntimeException refusal) { // the key's permit goes back whatever stopped the second acquire
+            if (keyPermit != null) {
+                keyPermit.close();
+            }
+            if (refusal instanceof PermitUnavailableException unavailable) {
+                PermitUnavailableExceptionResolver.send(request, response, unavailable, retryAfter);
+                return;
+            }
+            throw refusal;
+        }
+        ReleaseOnComplete held = new ReleaseOnComplete(permit, keyPermit);
         try {
             chain.doFilter(request, response);
         } finally {
             if (request.isAsyncStarted()) {
                 // The container delivers the completion only after this dispatch returns, even when another
                 // thread completed the request meanwhile, so the listener cannot miss it.
-                request.getAsyncContext().addListener(new ReleaseOnComplete(permit));
+                request.getAsyncContext().addListener(held);
             } else {
-                permit.close();
+                held.release();
             }
+        }
+    }
+
+    /** What is left of {@code maxWait} since {@code start}: zero stays zero (a tryAcquire), as does time run out. */
+    private static java.time.Duration remaining(java.time.Duration maxWait, long start) {
+        if (maxWait.isZero()) {
+            return maxWait;
+        }
+        long left = maxWait.toNanos() - (System.nanoTime() - start);
+        return java.time.Duration.ofNanos(Math.max(0, left));
+    }
+
+    /** 400 with a JSON body saying what the request lacks. */
+    private static void sendBadRequest(HttpServletRequest request, HttpServletResponse response, String message)
+            throws IOException {
+        response.resetBuffer();
+        response.setStatus(HttpServletResponse.SC_BAD_REQUEST);
+        response.setContentType("application/json");
+        response.setCharacterEncoding(java.nio.charset.StandardCharsets.UTF_8.name());
+        byte[] body = ("{\"status\":400,\"error\":\"Bad Request\",\"message\":"
+                + PermitUnavailableExceptionResolver.json(message) + ",\"path\":"
+                + PermitUnavailableExceptionResolver.json(request.getRequestURI()) + "}")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        response.setContentLength(body.length);
+        response.getOutputStream().write(body);
+        response.flushBuffer();
+    }
+
+    /** The request as {@code sema.web.key} reads it. */
+    private record Keys(HttpServletRequest request) implements WebLimit.RequestKeys {
+        @Override
+        public String header(String name) {
+            return request.getHeader(name);
+        }
+
+        @Override
+        public String principal() {
+            java.security.Principal p = request.getUserPrincipal();
+            return p == null ? null : p.getName();
+        }
+
+        @Override
+        public String remoteAddress() {
+            return request.getRemoteAddr();
         }
     }
 
@@ -78,11 +153,26 @@ final class SemaphoreFilter extends OncePerRequestFilter {
         return "SemaphoreFilter[" + limit + "]";
     }
 
-    /** Releases the request's permit when its asynchronous processing is complete. */
-    private record ReleaseOnComplete(Permit permit) implements AsyncListener {
+    /**
+     * Releases the request's permits when its response is complete: the semaphore's, then the key's (each
+     * {@code null} when not taken).
+     */
+    private record ReleaseOnComplete(Permit permit, Permit keyPermit) implements AsyncListener {
+        void release() {
+            try {
+                if (permit != null) {
+                    permit.close();
+                }
+            } finally {
+                if (keyPermit != null) {
+                    keyPermit.close();
+                }
+            }
+        }
+
         @Override
         public void onComplete(AsyncEvent event) {
-            permit.close();
+            release();
         }
 
         @Override

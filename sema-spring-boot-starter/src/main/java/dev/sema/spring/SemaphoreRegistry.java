@@ -1,6 +1,7 @@
 package dev.sema.spring;
 
 import dev.sema.AdaptiveLimit;
+import dev.sema.KeyedSemaphore;
 import dev.sema.Semaphore;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -29,11 +30,14 @@ import java.util.Optional;
  * }
  * }
  *
+ * <p>Keyed families ({@code sema.keyed.*}, API.md §11c) are a namespace beside the semaphores (no name is both):
+ * {@link #keyed(String)}, {@link #allKeyed()}.
+ *
  * <h2>Lifecycle</h2>
  * The starter's registry builds every semaphore when the application context starts, and fails the start
  * with a message naming the property and its value when one is configured wrongly. When the context
- * closes, once the web server has stopped taking requests, it closes the adaptive limits and then the
- * local semaphores (their waiters fail with {@link dev.sema.SemaphoreClosedException}; permits already held
+ * closes, once the web server has stopped taking requests, it closes the adaptive limits, the keyed families
+ * and then the local semaphores (their waiters fail with {@link dev.sema.SemaphoreClosedException}; permits already held
  * can still be released). It never closes a {@code RedisSemaphore}, which would close it for every process:
  * the {@code RedisSemaphores} the starter opened is closed instead, which releases the permits this process
  * still holds and leaves the semaphores open for the rest of the fleet.
@@ -79,4 +83,36 @@ public interface SemaphoreRegistry {
      * @throws NullPointerException if {@code name} is {@code null}
      */
     Optional<AdaptiveLimit> adaptive(String name);
+
+    /**
+     * Returns the keyed family of that name ({@code sema.keyed.<name>}). Its keys are compared as given
+     * ({@code equals}): the key {@code "42"} and the key {@code 42} are two keys.
+     *
+     * <p>The default, for a registry of the application's own that has no families, knows none.
+     *
+     * @param name the family's name, as configured under {@code sema.keyed}
+     * @return the family
+     * @throws IllegalArgumentException if there is none of that name; the message names the known ones
+     * @throws NullPointerException if {@code name} is {@code null}
+     */
+    default KeyedSemaphore<Object> keyed(String name) {
+        KeyedSemaphore<Object> family = allKeyed().get(java.util.Objects.requireNonNull(name, "name"));
+        if (family == null) {
+            throw new IllegalArgumentException("no keyed family '" + name + "' in the registry; " + (allKeyed()
+                    .isEmpty() ? "sema.keyed configures none" : "it has " + allKeyed().keySet())
+                    + (find(name).isPresent() ? " ('" + name + "' is a semaphore: get(\"" + name + "\"))" : ""));
+        }
+        return family;
+    }
+
+    /**
+     * Returns every keyed family, in configuration order.
+     *
+     * <p>The default, for a registry of the application's own, has none.
+     *
+     * @return an unmodifiable map from name to family
+     */
+    default Map<String, KeyedSemaphore<Object>> allKeyed() {
+        return Map.of();
+    }
 }

@@ -1,6 +1,7 @@
 package dev.sema.spring;
 
 import dev.sema.AdaptiveLimit;
+import dev.sema.KeyedSemaphore;
 import dev.sema.LeakDetection;
 import dev.sema.Semaphore;
 import java.time.Duration;
@@ -8,7 +9,8 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * Builds the {@link ConfiguredSemaphoreRegistry} from {@code sema.semaphores}, checking each property first, so
+ * Builds the {@link ConfiguredSemaphoreRegistry} from {@code sema.semaphores} and then {@code sema.keyed} (whose
+ * parents are semaphores), checking each property first, so
  * that a mistake is reported as the property and its value rather than as a builder's argument.
  */
 final class SemaphoreRegistryFactory {
@@ -65,12 +67,84 @@ final class SemaphoreRegistryFactory {
                     }
                 }
             }
+            for (Map.Entry<String, SemaProperties.KeyedProperties> e : properties.keyed().entrySet()) {
+                keyed(registry, e.getKey(), e.getValue());
+            }
         } catch (RuntimeException failure) {
             // Nothing half-built outlives a failed start: refills stop, adaptive limits unregister.
             registry.close();
             throw failure;
         }
         return registry;
+    }
+
+    /** Checks and builds the family {@code name} into {@code registry}. */
+    private void keyed(ConfiguredSemaphoreRegistry registry, String name, SemaProperties.KeyedProperties config) {
+        String at = Settings.key("sema.keyed", name);
+        if (config == null) {
+            throw settings.invalid(at + ".permits", null, "is required: how many permits one key may hold at once",
+                    "Set " + at + ".permits to 0 or more.");
+        }
+        if (properties.semaphores().containsKey(name)) {
+            throw settings.invalid(at + ".permits", config.permits(), "'" + name + "' is also a semaphore ("
+                    + Settings.semaphore(name) + "): a family and a semaphore cannot share a name, which"
+                    + " @WithPermits and sema.web refer to", "Rename the family or the semaphore.");
+        }
+        if (config.redis()) {
+            throw settings.invalid(at + ".redis", true, "keyed families on Redis are not supported by the starter"
+                    + " yet", "Set " + at + ".redis=false (a family of this process), or build one with"
+                            + " RedisSemaphores.keyed(\"" + name + "\") in the application.");
+        }
+        if (config.permits() == null) {
+            throw settings.invalid(at + ".permits", null, "is required: how many permits one key may hold at once",
+                    "Set " + at + ".permits to 0 or more.");
+        }
+        long permits = config.permits();
+        checkCount(at + ".permits", permits);
+        long maxPermits = permits;
+        if (config.maxPermits() != null) {
+            maxPermits = config.maxPermits();
+            checkCount(at + ".max-permits", maxPermits);
+            if (maxPermits < permits) {
+                throw settings.invalid(at + ".max-permits", maxPermits, "must not be below " + at + ".permits ("
+                        + permits + ")", "Raise " + at + ".max-permits to at least " + permits + ", or leave it out"
+                                + " (it defaults to permits).");
+            }
+        }
+        KeyedSemaphore.Builder<Object> builder = KeyedSemaphore.builder().name(name).permits(permits)
+                .maxPermits(maxPermits).leakDetection(config.leakDetection());
+        if (config.maxKeys() != null) {
+            if (config.maxKeys() < 1) {
+                throw settings.invalid(at + ".max-keys", config.maxKeys(), "must be at least 1", "Set " + at
+                        + ".max-keys to the most keys that may be live at once, or leave it out (100000).");
+            }
+            builder.maxKeys(config.maxKeys());
+        }
+        if (config.parent() != null && !config.parent().isBlank()) {
+            builder.parent(parent(registry, at + ".parent", config.parent().trim()));
+        }
+        registry.addKeyed(name, builder.build(), permits);
+    }
+
+    /** The semaphore {@code api}, or the view of its partition {@code api/batch}, that {@code written} names. */
+    private Semaphore parent(ConfiguredSemaphoreRegistry registry, String property, String written) {
+        int slash = written.indexOf('/');
+        String name = slash < 0 ? written : written.substring(0, slash);
+        Semaphore semaphore = registry.find(name).orElseThrow(() -> settings.invalid(property, written,
+                "names no semaphore (" + (registry.all().isEmpty() ? "sema.semaphores configures none"
+                        : "there are " + registry.all().keySet()) + ")",
+                "Name a semaphore of sema.semaphores (api), or a partition of one (api/batch)."));
+        if (slash < 0) {
+            return semaphore;
+        }
+        String partition = written.substring(slash + 1);
+        if (!semaphore.partitionNames().contains(partition)) {
+            throw settings.invalid(property, written, semaphore.partitionNames().isEmpty() ? "semaphore '" + name
+                    + "' has no partitions" : "names no partition of semaphore '" + name + "' (its partitions are "
+                            + semaphore.partitionNames() + ")", "Name one of the partitions of "
+                                    + Settings.semaphore(name) + ".partitions, or the semaphore alone (" + name + ").");
+        }
+        return semaphore.partition(partition);
     }
 
     private long permits(String at, SemaProperties.SemaphoreProperties config) {

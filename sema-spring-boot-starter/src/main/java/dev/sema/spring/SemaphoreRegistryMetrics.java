@@ -1,5 +1,6 @@
 package dev.sema.spring;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Semaphore;
 import dev.sema.micrometer.SemaphoreMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -8,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Binds every semaphore of the registry with a {@link SemaphoreMetrics} to each meter registry Spring Boot
+ * Binds every semaphore and keyed family of the registry with a {@link SemaphoreMetrics} to each meter registry Spring Boot
  * hands it (a {@link MeterBinder} bean), and removes the meters and listeners when the context closes.
  */
 final class SemaphoreRegistryMetrics implements MeterBinder, AutoCloseable {
@@ -17,6 +18,9 @@ final class SemaphoreRegistryMetrics implements MeterBinder, AutoCloseable {
     SemaphoreRegistryMetrics(SemaphoreRegistry registry, boolean perSampleTimers) {
         for (Semaphore s : registry.all().values()) {
             metrics.add(SemaphoreMetrics.builder(s).perSampleTimers(perSampleTimers).build());
+        }
+        for (KeyedSemaphore<Object> family : registry.allKeyed().values()) {
+            metrics.add(SemaphoreMetrics.builder(family).perSampleTimers(perSampleTimers).build());
         }
     }
 

@@ -3,6 +3,7 @@ package dev.sema.spring;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import dev.sema.AdaptiveLimit;
+import dev.sema.KeyedSemaphore;
 import dev.sema.Semaphore;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,7 +18,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
- * The {@code semaphores} actuator endpoint: every semaphore of the {@link SemaphoreRegistry} with its counts,
+ * The {@code semaphores} actuator endpoint: every semaphore and keyed family of the {@link SemaphoreRegistry} with
+ * its counts,
  * and a way to change a limit at run time.
  *
  * <pre>
@@ -35,7 +37,9 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  *                                              "queued": 0},
  *                                             {"name": "batch", "share": 0.1, "held": 1, "guarantee": 10,
  *                                              "queued": 1}]},
- *                                    "fleet": {"kind": "redis", "error": "RedisSemaphoreException: ..."}}}
+ *                                    "fleet": {"kind": "redis", "error": "RedisSemaphoreException: ..."},
+ *                                    "exports": {"kind": "keyed", "keys": 3, "maxKeys": 100000,
+ *                                           "permitsPerKey": 5}}}
  * GET  /actuator/semaphores/db    {"kind": "local", "permits": 10, ...}; 404 for an unknown name, 503 with
  *                                 {"kind": "redis", "error": "..."} for one whose state cannot be read
  * POST /actuator/semaphores/db    {"permits": 20}: setPermits(20), then the new state; 404 for an unknown
@@ -52,6 +56,11 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * ({@code sema.semaphores.<name>.partitions}): each partition in priority order, with the permits its requests
  * hold, its guarantee under the current limit and its own queue; the semaphore's {@code queued} counts every
  * partition's queue and its own requests' queue together.
+ *
+ * <p>Keyed families ({@code sema.keyed}) follow the semaphores, as {@code kind} {@code keyed}: their live keys (never
+ * the keys themselves), {@code maxKeys}, and {@code permitsPerKey}, the configured limit of each key (left out for a
+ * family of an application's own registry, whose limit may be a function of the key). A family's limit cannot be
+ * changed here: a POST on one answers 400.
  *
  * <p>Over HTTP it must be exposed like any other endpoint
  * ({@code management.endpoints.web.exposure.include=semaphores}); the status codes come from
@@ -85,6 +94,7 @@ public class SemaphoresEndpoint {
         Map<String, Semaphore> all = registry.all();
         Map<String, SemaphoreEntry> entries = new LinkedHashMap<>();
         SemaphoreState.readAll(all).forEach((name, reading) -> entries.put(name, entry(name, reading)));
+        registry.allKeyed().forEach((name, family) -> entries.putIfAbsent(name, keyed(name, family)));
         return new SemaphoresDescriptor(entries);
     }
 
@@ -98,7 +108,25 @@ public class SemaphoresEndpoint {
     @ReadOperation
     public @Nullable SemaphoreEntry semaphore(@Selector String name) {
         Semaphore s = registry.find(name).orElse(null);
-        return s == null ? null : entry(name, SemaphoreState.readOne(name, s));
+        if (s == null) {
+            KeyedSemaphore<Object> family = registry.allKeyed().get(name);
+            return family == null ? null : keyed(name, family);
+        }
+        return entry(name, SemaphoreState.readOne(name, s));
+    }
+
+    private KeyedDescriptor keyed(String name, KeyedSemaphore<Object> family) {
+        Long perKey = registry instanceof ConfiguredSemaphoreRegistry c ? c.permitsPerKey(name) : null;
+        return new KeyedDescriptor("keyed", family.size(), family.maxKeys(), perKey, family.isClosed());
+    }
+
+    /** A POST on a keyed family: refused with what to do instead. */
+    private void refuseFamily(String name) {
+        if (registry.allKeyed().containsKey(name)) {
+            String message = "'" + name + "' is a keyed family, whose limit per key cannot be changed at run time"
+                    + " (set sema.keyed." + name + ".permits)";
+            throw new InvalidEndpointRequestException(message, message);
+        }
     }
 
     /**
@@ -115,6 +143,7 @@ public class SemaphoresEndpoint {
      */
     @WriteOperation
     public @Nullable SemaphoreEntry setPermits(@Selector String name, long permits) {
+        refuseFamily(name);
         Semaphore s = registry.find(name).orElse(null);
         return s == null ? null : set(name, s, permits);
     }
@@ -124,6 +153,7 @@ public class SemaphoresEndpoint {
      * here so that a missing or malformed one is a 400 that says what was expected.
      */
     @Nullable SemaphoreEntry setPermitsAsRequested(String name, @Nullable String permits) {
+        refuseFamily(name);
         Semaphore s = registry.find(name).orElse(null);
         return s == null ? null : set(name, s, parse(name, s, permits));
     }
@@ -186,7 +216,22 @@ public class SemaphoresEndpoint {
      * read ({@link UnreadableDescriptor}).
      */
     public sealed interface SemaphoreEntry extends OperationResponseBody
-            permits SemaphoreDescriptor, UnreadableDescriptor {
+            permits SemaphoreDescriptor, UnreadableDescriptor, KeyedDescriptor {
+    }
+
+    /**
+     * A keyed family.
+     *
+     * @param kind {@code keyed}
+     * @param keys the live keys: those holding permits or with requests waiting
+     * @param maxKeys the most keys live at once
+     * @param permitsPerKey each key's limit as configured, or {@code null} (left out of the JSON) when not known
+     * @param closed whether it is closed
+     */
+    @JsonPropertyOrder({"kind", "keys", "maxKeys", "permitsPerKey", "closed"})
+    public record KeyedDescriptor(String kind, int keys, int maxKeys,
+            @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Long permitsPerKey, boolean closed)
+            implements SemaphoreEntry {
     }
 
     /**

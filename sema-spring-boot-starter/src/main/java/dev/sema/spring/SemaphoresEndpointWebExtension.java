@@ -41,6 +41,7 @@ public class SemaphoresEndpointWebExtension {
             case SemaphoresEndpoint.UnreadableDescriptor u ->
                     new WebEndpointResponse<>(u, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
             case SemaphoresEndpoint.SemaphoreDescriptor d -> new WebEndpointResponse<>(d);
+            case SemaphoresEndpoint.KeyedDescriptor k -> new WebEndpointResponse<>(k);
         };
     }
 
@@ -70,6 +71,7 @@ public class SemaphoresEndpointWebExtension {
                     + "semaphore '" + name + "' was set to " + permits + ", but its state could not be read just after: "
                     + u.error()), WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
             case SemaphoresEndpoint.SemaphoreDescriptor d -> new WebEndpointResponse<>(d);
+            case SemaphoresEndpoint.KeyedDescriptor k -> new WebEndpointResponse<>(k); // refused before: a 400
         };
     }
 

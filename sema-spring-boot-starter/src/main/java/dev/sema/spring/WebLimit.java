@@ -1,5 +1,6 @@
 package dev.sema.spring;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Semaphore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,11 +19,37 @@ import java.util.function.UnaryOperator;
  * {@code partition-paths}, in declaration order, with a pattern that matches its path; else none, and the request is
  * one of the semaphore's own (API.md §11c). The header comes first because it speaks of this one request (a proxy
  * that knows the client marks it), where the paths are the rule for every request of a route.
+ *
+ * <p>With {@code keyed}, a request also takes a permit of its key's semaphore in that family, the key read from the
+ * request as {@code key} says ({@link #key}); either part may be configured alone.
  */
 final class WebLimit {
     static final String PARTITION_PATHS = "sema.web.partition-paths";
 
+    /** Where {@code sema.web.key} reads a request's key from. */
+    enum KeySource {
+        HEADER, PRINCIPAL, REMOTE_ADDRESS
+    }
+
+    /** What the key rule reads of a request, whatever the web stack. */
+    interface RequestKeys {
+        /** The header's first value, or {@code null}. */
+        String header(String name);
+
+        /** The authenticated user's name, or {@code null}. */
+        String principal();
+
+        /** The client's address, or {@code null}. */
+        String remoteAddress();
+    }
+
+    /** The semaphore of every limited request, or {@code null} when only a keyed family limits them. */
     private final Semaphore semaphore;
+    /** The keyed family ({@code sema.web.keyed}), or {@code null}. */
+    private final KeyedSemaphore<Object> family;
+    private final KeySource keySource;
+    /** The header of {@link KeySource#HEADER}, else {@code null}. */
+    private final String keyHeader;
     private final List<String> patterns;
     private final List<String> excluded;
     private final PathRules limited;
@@ -39,8 +66,12 @@ final class WebLimit {
     private final Semaphore[] partitionViews;
 
     private WebLimit(Semaphore semaphore, List<String> patterns, List<String> excluded, Duration maxWait,
-            Duration retryAfter, String partitionHeader, Map<String, List<String>> partitionPaths) {
+            Duration retryAfter, String partitionHeader, Map<String, List<String>> partitionPaths,
+            KeyedSemaphore<Object> family, KeySource keySource, String keyHeader) {
         this.semaphore = semaphore;
+        this.family = family;
+        this.keySource = keySource;
+        this.keyHeader = keyHeader;
         this.patterns = List.copyOf(patterns);
         this.excluded = List.copyOf(excluded);
         this.limited = new PathRules(this.patterns);
@@ -76,7 +107,60 @@ final class WebLimit {
      */
     static WebLimit check(SemaphoreRegistry registry, SemaProperties.Web web, List<String> defaultExcluded,
             Settings settings) {
-        String name = web.semaphore().trim();
+        String name = web.semaphore() == null ? "" : web.semaphore().trim();
+        KeyedSemaphore<Object> family = null;
+        KeySource keySource = null;
+        String keyHeader = null;
+        String keyed = web.keyed() == null ? "" : web.keyed().trim();
+        String key = web.key() == null ? "" : web.key().trim();
+        if (!keyed.isEmpty()) {
+            family = registry.allKeyed().get(keyed);
+            if (family == null) {
+                throw settings.invalid("sema.web.keyed", keyed, "names no keyed family (" + (registry.allKeyed()
+                        .isEmpty() ? "sema.keyed configures none" : "there are " + registry.allKeyed().keySet()) + ")",
+                        "Configure " + Settings.key("sema.keyed", keyed) + ".permits, or set sema.web.keyed to one"
+                                + " of the families.");
+            }
+            if (key.isEmpty()) {
+                throw settings.invalid("sema.web.key", null, "is required with sema.web.keyed: where a request's key"
+                        + " comes from", "Set sema.web.key to header:NAME, principal or remote-address.");
+            }
+            if (key.regionMatches(true, 0, "header:", 0, 7) && !key.substring(7).isBlank()) {
+                keySource = KeySource.HEADER;
+                keyHeader = key.substring(7).trim();
+            } else if (key.equalsIgnoreCase("principal")) {
+                keySource = KeySource.PRINCIPAL;
+            } else if (key.equalsIgnoreCase("remote-address")) {
+                keySource = KeySource.REMOTE_ADDRESS;
+            } else {
+                throw settings.invalid("sema.web.key", key, "is not a key source: header:NAME (a header's value),"
+                        + " principal (the authenticated user's name) or remote-address (the client's address)",
+                        "Set sema.web.key to header:X-Tenant (say), principal or remote-address.");
+            }
+        } else if (!key.isEmpty()) {
+            throw settings.invalid("sema.web.key", key, "applies only with sema.web.keyed, which is not set",
+                    "Set sema.web.keyed to a family of sema.keyed, or remove sema.web.key.");
+        }
+        if (name.isEmpty()) {
+            if (family == null) {
+                throw settings.invalid("sema.web.semaphore", web.semaphore(), "names no semaphore, and sema.web.keyed"
+                        + " no family: the filter has nothing to limit requests with",
+                        "Set sema.web.semaphore to a semaphore of sema.semaphores, or sema.web.keyed to a family.");
+            }
+            String header = web.partitionHeader() == null || web.partitionHeader().isBlank() ? null
+                    : web.partitionHeader().trim();
+            if (header != null || !web.partitionPaths().isEmpty()) {
+                throw settings.invalid(header != null ? "sema.web.partition-header" : PARTITION_PATHS, header != null
+                        ? header : web.partitionPaths().keySet(), "partitions are those of sema.web.semaphore,"
+                                + " which is not set", "Set sema.web.semaphore to the partitioned semaphore.");
+            }
+            checkDurations(web, settings);
+            List<String> paths = paths(web, settings);
+            List<String> excluded = web.excludePaths() != null ? patterns(settings, "sema.web.exclude-paths",
+                    web.excludePaths()) : defaultExcluded;
+            return new WebLimit(null, paths, excluded, web.maxWait(), web.retryAfter(), null, Map.of(), family,
+                    keySource, keyHeader);
+        }
         Semaphore semaphore = registry.find(name).orElseThrow(() -> settings.invalid("sema.web.semaphore", name,
                 "names no semaphore (" + (registry.all().isEmpty() ? "sema.semaphores configures none"
                         : "there are " + registry.all().keySet()) + ")",
@@ -88,17 +172,8 @@ final class WebLimit {
                     + "' has max-permits " + semaphore.maxPermits() + ", so no request could ever get one",
                     "Set " + Settings.semaphore(name) + ".max-permits (or .permits) to 1 or more.");
         }
-        if (web.maxWait().isNegative()) {
-            throw settings.invalid("sema.web.max-wait", web.maxWait(), "must not be negative", null);
-        }
-        if (web.retryAfter().isNegative()) {
-            throw settings.invalid("sema.web.retry-after", web.retryAfter(), "must not be negative", null);
-        }
-        List<String> paths = patterns(settings, "sema.web.paths", web.paths());
-        if (paths.isEmpty()) {
-            throw settings.invalid("sema.web.paths", String.join(",", web.paths()), "names no path",
-                    "Leave sema.web.paths out for /**, or list Ant-style patterns such as /api/**.");
-        }
+        checkDurations(web, settings);
+        List<String> paths = paths(web, settings);
         List<String> excluded = web.excludePaths() != null ? patterns(settings, "sema.web.exclude-paths",
                 web.excludePaths()) : defaultExcluded;
         String header = web.partitionHeader() == null || web.partitionHeader().isBlank() ? null
@@ -129,7 +204,26 @@ final class WebLimit {
             }
             partitionPaths.put(partition, rules);
         }
-        return new WebLimit(semaphore, paths, excluded, web.maxWait(), web.retryAfter(), header, partitionPaths);
+        return new WebLimit(semaphore, paths, excluded, web.maxWait(), web.retryAfter(), header, partitionPaths,
+                family, keySource, keyHeader);
+    }
+
+    private static void checkDurations(SemaProperties.Web web, Settings settings) {
+        if (web.maxWait().isNegative()) {
+            throw settings.invalid("sema.web.max-wait", web.maxWait(), "must not be negative", null);
+        }
+        if (web.retryAfter().isNegative()) {
+            throw settings.invalid("sema.web.retry-after", web.retryAfter(), "must not be negative", null);
+        }
+    }
+
+    private static List<String> paths(SemaProperties.Web web, Settings settings) {
+        List<String> paths = patterns(settings, "sema.web.paths", web.paths());
+        if (paths.isEmpty()) {
+            throw settings.invalid("sema.web.paths", String.join(",", web.paths()), "names no path",
+                    "Leave sema.web.paths out for /**, or list Ant-style patterns such as /api/**.");
+        }
+        return paths;
     }
 
     private static List<String> patterns(Settings settings, String property, List<String> written) {
@@ -151,6 +245,36 @@ final class WebLimit {
     /** Whether the semaphore a request takes its permit of depends on the request. */
     boolean partitioned() {
         return partitionHeader != null || partitionViews.length > 0;
+    }
+
+    /** The keyed family of {@code sema.web.keyed}, or {@code null}. */
+    KeyedSemaphore<Object> family() {
+        return family;
+    }
+
+    /**
+     * A request's key, as {@code sema.web.key} reads it: a header's value (trimmed), the principal's name or the
+     * client's address.
+     *
+     * @return the key, or {@code null} when the request has none (a blank one counts as none)
+     */
+    String key(RequestKeys request) {
+        String key = switch (keySource) {
+            case HEADER -> request.header(keyHeader);
+            case PRINCIPAL -> request.principal();
+            case REMOTE_ADDRESS -> request.remoteAddress();
+        };
+        return key == null || key.isBlank() ? null : key.trim();
+    }
+
+    /** Why a request without a key is refused: what it lacks. */
+    String missingKey() {
+        String lacks = switch (keySource) {
+            case HEADER -> "the request has no " + keyHeader + " header";
+            case PRINCIPAL -> "the request has no authenticated principal";
+            case REMOTE_ADDRESS -> "the request has no remote address";
+        };
+        return lacks + ", which sema.web.key names as the key of keyed semaphore '" + family.name() + "'";
     }
 
     /**
@@ -176,6 +300,7 @@ final class WebLimit {
         return semaphore;
     }
 
+    /** The semaphore of every limited request, or {@code null} when only a keyed family limits them. */
     Semaphore semaphore() {
         return semaphore;
     }
@@ -197,7 +322,11 @@ final class WebLimit {
         if (!pathPartitions.isEmpty()) {
             partitions.add("partition-paths=" + pathPartitions);
         }
-        return semaphore.name() + ", paths=" + patterns + ", exclude-paths=" + excluded + ", max-wait="
-                + Durations.format(maxWait) + (partitions.isEmpty() ? "" : ", " + String.join(", ", partitions));
+        if (family != null) {
+            partitions.add("keyed=" + family.name() + ", key=" + (keySource == KeySource.HEADER ? "header:"
+                    + keyHeader : keySource.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-')));
+        }
+        return (semaphore == null ? "" : semaphore.name() + ", ") + "paths=" + patterns + ", exclude-paths="
+                + excluded + ", max-wait=" + Durations.format(maxWait) + (partitions.isEmpty() ? "" : ", " + String.join(", ", partitions));
     }
 }

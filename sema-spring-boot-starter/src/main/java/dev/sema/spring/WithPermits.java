@@ -78,6 +78,18 @@ import java.lang.annotation.Target;
  * }
  * }
  *
+ * <h2>Keyed families</h2>
+ * With {@link #key()}, {@link #value()} names a keyed family ({@code sema.keyed.<name>}) and the permits are those
+ * of the key the expression gives, evaluated at each call (the expression is parsed once, at startup). A refusal
+ * names the key's semaphore ({@code "exports[acme]"}); a family at its {@code max-keys} refuses a new key as a full
+ * semaphore refuses a request (503 in Spring MVC, the fallback if there is one).
+ * {@snippet :
+ * @WithPermits(value = "exports", key = "#tenant.id", timeout = "0")
+ * Report export(Tenant tenant, long id) {
+ *     return reports.render(tenant, id);
+ * }
+ * }
+ *
  * <h2>Interruption</h2>
  * A synchronous call whose wait is interrupted throws {@link PermitUnavailableException} (caused by the
  * {@link InterruptedException}) with the thread's interrupt status set again, and does not run the method.
@@ -91,8 +103,8 @@ import java.lang.annotation.Target;
  *
  * <h2>Checked at startup</h2>
  * When the bean is created, every annotated method is checked: the semaphore must be in the
- * {@link SemaphoreRegistry}, the {@link #partition()} one of its partitions, {@link #permits()} within
- * {@code 0..maxPermits()}, the timeout readable, and the
+ * {@link SemaphoreRegistry} (or, with a {@link #key()} that parses, a keyed family), the {@link #partition()} one of
+ * its partitions, {@link #permits()} within {@code 0..maxPermits()}, the timeout readable, and the
  * method neither a reactive one (a {@code Publisher}: the permits would be released before anything ran) nor
  * one returning another kind of {@code CompletionStage}, and the fallback must exist and fit. A mistake stops the
  * application with a message naming the method (and the fallback). {@link #value()}, {@link #partition()},
@@ -123,6 +135,20 @@ public @interface WithPermits {
      * @return the partition's name, a {@code ${...}} placeholder for it, or {@code ""} for none
      */
     String partition() default "";
+
+    /**
+     * For a keyed family ({@code sema.keyed.<name>}, named by {@link #value()}): a SpEL expression over the method's
+     * parameters that gives the call's key, as the {@code key} of Spring's cache annotations does:
+     * {@code "#tenant.id"}, {@code "#p0"}, {@code "#root.args[1]"}, {@code "@tenants.current()"}. The call holds
+     * permits of that key's semaphore (and, with the family's parent, as many of the parent's). A key that comes out
+     * {@code null} fails the call with an {@code IllegalArgumentException} naming the expression and the method
+     * (never a shared key); a key beyond the family's {@code max-keys} is a refusal, as when no permit came. Required
+     * with a family and refused with a semaphore: either stops the application at startup, as does an expression
+     * that does not parse.
+     *
+     * @return the key's expression, or {@code ""} for a semaphore
+     */
+    String key() default "";
 
     /**
      * How many permits the call holds.

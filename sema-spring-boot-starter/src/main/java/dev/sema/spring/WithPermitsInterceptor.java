@@ -1,6 +1,7 @@
 package dev.sema.spring;
 
 import dev.sema.AdaptiveLimit;
+import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
 import java.lang.reflect.Method;
@@ -46,7 +47,8 @@ final class WithPermitsInterceptor implements MethodInterceptor {
     /**
      * What one annotated method does.
      *
-     * @param semaphore what a call acquires: the registry's semaphore, or the view of its partition, found once
+     * @param target what a call acquires: the registry's semaphore or the view of its partition, found once; or the
+     *        semaphore of the call's key in a keyed family
      * @param name the semaphore's name in the registry, to find its adaptive limit (which a Redis semaphore gets only
      *        once it is open)
      * @param registry the registry
@@ -59,8 +61,17 @@ final class WithPermitsInterceptor implements MethodInterceptor {
      * @param async whether the method returns a {@code CompletionStage}
      * @param method the method, for messages
      */
-    record Plan(Semaphore semaphore, String name, SemaphoreRegistry registry, long permits, Duration timeout,
+    record Plan(Target target, String name, SemaphoreRegistry registry, long permits, Duration timeout,
             Class<? extends Throwable>[] droppedOn, Fallback fallback, boolean async, Method method) {
+
+        /**
+         * The semaphore a call acquires.
+         *
+         * @throws IllegalArgumentException if the call has no key ({@link KeyExpression#evaluate})
+         */
+        Semaphore semaphore(MethodInvocation invocation) {
+            return target.select(invocation);
+        }
 
         void failed(Throwable failure) {
             if (droppedOn.length == 0) {
@@ -81,6 +92,27 @@ final class WithPermitsInterceptor implements MethodInterceptor {
 
     }
 
+    /** What a call acquires: one semaphore for every call, or the semaphore of each call's key. */
+    interface Target {
+        Semaphore select(MethodInvocation invocation);
+    }
+
+    /** The semaphore (or partition view) of every call. */
+    private record Fixed(Semaphore semaphore) implements Target {
+        @Override
+        public Semaphore select(MethodInvocation invocation) {
+            return semaphore;
+        }
+    }
+
+    /** The semaphore of the call's key in a family. */
+    private record ByKey(KeyedSemaphore<Object> family, KeyExpression key) implements Target {
+        @Override
+        public Semaphore select(MethodInvocation invocation) {
+            return family.get(key.evaluate(invocation.getThis(), invocation.getArguments()));
+        }
+    }
+
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Plan plan = plan(invocation);
@@ -90,7 +122,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
     private static Object invokeBlocking(Plan plan, MethodInvocation invocation) throws Throwable {
         Permit permit;
         try {
-            permit = Refusals.acquire(plan.semaphore(), plan.permits(), plan.timeout());
+            permit = Refusals.acquire(plan.semaphore(invocation), plan.permits(), plan.timeout());
         } catch (PermitUnavailableException refusal) {
             // An interrupted caller is asked to stop, not to do something else: no fallback then.
             if (plan.fallback() == null || refusal.getCause() instanceof InterruptedException) {
@@ -115,7 +147,13 @@ final class WithPermitsInterceptor implements MethodInterceptor {
     private static CompletableFuture<Object> invokeAsync(Plan plan, MethodInvocation invocation) {
         long start = System.nanoTime();
         Thread caller = Thread.currentThread();
-        CompletableFuture<Permit> acquired = Refusals.acquireAsync(plan.semaphore(), plan.permits(), plan.timeout());
+        Semaphore semaphore;
+        try {
+            semaphore = plan.semaphore(invocation);
+        } catch (IllegalArgumentException noKey) {
+            return CompletableFuture.failedFuture(noKey);
+        }
+        CompletableFuture<Permit> acquired = Refusals.acquireAsync(semaphore, plan.permits(), plan.timeout());
         CompletableFuture<Object> result = new CompletableFuture<>();
         // The caller gave up (cancel, orTimeout) while the permits were awaited: withdraw the request. A grant
         // that races with it is given back by the semaphore's future itself, or below when result is found done.
@@ -126,7 +164,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         });
         acquired.whenComplete((permit, failure) -> {
             if (failure != null) {
-                refusedAsync(plan, invocation, Refusals.of(plan.semaphore().name(), plan.permits(), start, failure),
+                refusedAsync(plan, invocation, Refusals.of(semaphore.name(), plan.permits(), start, failure),
                         failure, result, caller);
                 return;
             }
@@ -244,14 +282,29 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         }
         String name = resolve(annotation.value());
         SemaphoreRegistry semaphores = registry.getObject();
-        Semaphore parent = semaphores.find(name).orElseThrow(() -> invalid(method, annotation, "value", name,
-                "names no semaphore in the registry (" + (semaphores.all().isEmpty() ? "it has none"
-                        : "it has " + semaphores.all().keySet()) + ")",
+        String keyText = resolve(annotation.key()).trim();
+        KeyedSemaphore<Object> family = semaphores.allKeyed().get(name);
+        Semaphore parent = family != null ? null : semaphores.find(name).orElseThrow(() -> invalid(method,
+                annotation, "value", name, "names no semaphore in the registry (" + (semaphores.all().isEmpty()
+                        ? "it has none" : "it has " + semaphores.all().keySet()) + (semaphores.allKeyed().isEmpty()
+                                ? "" : ", and keyed families " + semaphores.allKeyed().keySet()) + ")",
                 "Configure sema.semaphores." + name + ".permits, or correct the name."));
-        Semaphore semaphore = partition(method, annotation, name, parent);
-        if (annotation.permits() < 0 || annotation.permits() > semaphore.maxPermits()) {
-            throw invalid(method, annotation, "permits", String.valueOf(annotation.permits()), "must be between 0 and"
-                    + " the semaphore's max-permits (" + semaphore.maxPermits() + ")", null);
+        Target target;
+        if (family != null) {
+            target = byKey(method, annotation, name, family, keyText);
+        } else {
+            if (!keyText.isEmpty()) {
+                throw invalid(method, annotation, "key", keyText, "'" + name + "' is a semaphore, not a keyed family:"
+                        + " a key applies to a family of sema.keyed", "Remove the key, or name a keyed family"
+                                + (semaphores.allKeyed().isEmpty() ? " (sema.keyed configures none)"
+                                        : " (" + semaphores.allKeyed().keySet() + ")") + ".");
+            }
+            Semaphore semaphore = partition(method, annotation, name, parent);
+            if (annotation.permits() < 0 || annotation.permits() > semaphore.maxPermits()) {
+                throw invalid(method, annotation, "permits", String.valueOf(annotation.permits()), "must be between 0"
+                        + " and the semaphore's max-permits (" + semaphore.maxPermits() + ")", null);
+            }
+            target = new Fixed(semaphore);
         }
         Duration timeout = timeout(method, annotation);
         Class<?> returns = method.getReturnType();
@@ -268,7 +321,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         }
         // A Redis semaphore gets its adaptive limit once it is open in Redis, which may be after startup.
         if (annotation.droppedOn().length > 0 && semaphores.adaptive(name).isEmpty()
-                && !SemaphoreState.isRedis(parent)) {
+                && (parent == null || !SemaphoreState.isRedis(parent))) {
             LOG.log(System.Logger.Level.WARNING, () -> "@WithPermits(droppedOn = "
                     + Arrays.toString(annotation.droppedOn()) + ") on " + ClassUtils.getQualifiedMethodName(method)
                     + " has no effect: semaphore '" + name + "' has no adaptive limit (sema.semaphores." + name
@@ -277,10 +330,38 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         String fallbackName = resolve(annotation.fallback()).trim();
         Fallback fallback = fallbackName.isEmpty() ? null
                 : Fallback.resolve(method, targetClass, fallbackName, async, annotation);
-        Plan plan = new Plan(semaphore, name, semaphores, annotation.permits(), timeout, annotation.droppedOn(),
+        Plan plan = new Plan(target, name, semaphores, annotation.permits(), timeout, annotation.droppedOn(),
                 fallback, async, method);
         Plan raced = ofClass.putIfAbsent(method, plan);
         return raced == null ? plan : raced;
+    }
+
+    /** The key's semaphore in {@code family}, with the key's expression parsed now. */
+    private Target byKey(Method method, WithPermits annotation, String name, KeyedSemaphore<Object> family,
+            String keyText) {
+        if (keyText.isEmpty()) {
+            throw invalid(method, annotation, "key", "", "'" + name + "' is a keyed family: each call needs a key,"
+                    + " a SpEL expression over the method's parameters", "Add key = \"#tenant\" (say) to the"
+                            + " annotation, naming the parameter that holds the key.");
+        }
+        String partition = resolve(annotation.partition()).trim();
+        if (!partition.isEmpty()) {
+            throw invalid(method, annotation, "partition", partition, "'" + name + "' is a keyed family, which has"
+                    + " no partitions", "Remove the partition; sema.keyed." + name + ".parent may name a partition"
+                            + " (api/batch) that every key's permits also hold.");
+        }
+        if (annotation.permits() < 0) {
+            throw invalid(method, annotation, "permits", String.valueOf(annotation.permits()), "must not be negative",
+                    null);
+        }
+        KeyExpression key;
+        try {
+            key = KeyExpression.parse(keyText, method, beanFactory);
+        } catch (org.springframework.expression.ParseException e) {
+            throw invalid(method, annotation, "key", keyText, "is not a SpEL expression: " + e.getMessage(),
+                    "Write the key as Spring's cache annotations do, e.g. \"#tenant.id\" or \"#p0\".");
+        }
+        return new ByKey(family, key);
     }
 
     /** The view of the annotation's partition of {@code semaphore}, or {@code semaphore} itself when it names none. */

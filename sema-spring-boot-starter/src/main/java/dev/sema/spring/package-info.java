@@ -26,6 +26,8 @@
  *     api:
  *       permits: 100
  *       partitions: { checkout: 0.6, browse: 0.3, batch: 0.1 }   # order written = priority; local only
+ *   keyed:                                # one semaphore per key, made on first use, gone once idle
+ *     exports: { permits: 5, max-keys: 100000, parent: api/batch }   # local only for now
  *   web:                                  # inbound requests through one semaphore (servlet filter)
  *     semaphore: api
  *     paths: /api/**                      # Ant-style, comma-separated; default /**
@@ -34,6 +36,8 @@
  *     retry-after: 1s                     # the Retry-After of every 503
  *     partition-header: X-Traffic-Class   # its value names the request's partition; wins over the paths
  *     partition-paths: { checkout: /api/checkout/**, batch: /api/export/** }  # first match written wins
+ *     keyed: exports                      # each request also holds a permit of its key, taken first
+ *     key: header:X-Tenant                # header:NAME | principal | remote-address; none: 400
  * }
  *
  * <h2>Properties</h2>
@@ -109,6 +113,23 @@
  * <tr><td>{@code sema.web.partition-paths.<partition>}</td><td>none</td><td>Ant-style patterns, comma-separated,
  *     of the limited requests that take their permit of that partition: the first partition written with a
  *     matching pattern wins; a request matching none is of no partition.</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.permits}</td><td>required</td><td>Each key's limit in the keyed family
+ *     {@code <name>} (a {@code KeyedSemaphore<Object>}, keys compared as given: {@code registry.keyed(name)}). A
+ *     family's name must not be a semaphore's.</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.max-keys}</td><td>100000</td><td>The most keys live at once; a request for
+ *     one more is refused ({@code TooManyKeysException}: 503, or the fallback).</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.max-permits}</td><td>permits</td><td>The ceiling of a key's limit.</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.parent}</td><td>none</td><td>A semaphore ({@code api}) or a partition of one
+ *     ({@code api/batch}) whose permits every key's permits also hold.</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.redis}</td><td>false</td><td>{@code true} is not supported yet and stops the
+ *     start.</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.leak-detection}</td><td>off</td><td>As for a semaphore.</td></tr>
+ * <tr><td>{@code sema.web.keyed}</td><td>none</td><td>A keyed family each limited request also takes one permit
+ *     of, for its key: the key's permit first, then the semaphore's (when {@code sema.web.semaphore} is set; it may
+ *     be left out), both within {@code max-wait}, both held until the response is complete.</td></tr>
+ * <tr><td>{@code sema.web.key}</td><td>none</td><td>Where a request's key comes from: {@code header:NAME},
+ *     {@code principal} or {@code remote-address}. A request without one is answered 400 naming what it
+ *     lacks.</td></tr>
  * </tbody>
  * </table>
  * A name that is not lower-case letters, digits and dashes is written in brackets:
@@ -119,16 +140,16 @@
  * <li>{@link dev.sema.spring.SemaphoreRegistry}: a bean with every semaphore (or the application's own registry
  *     bean, which every part below then uses).</li>
  * <li>{@link dev.sema.spring.WithPermits} on the methods of Spring beans, blocking or returning a
- *     {@code CompletionStage}; {@link dev.sema.spring.PermitUnavailableException} when the permits do not come in
+ *     {@code CompletionStage}, on a semaphore, a partition of one, or a keyed family with a SpEL {@code key}; {@link dev.sema.spring.PermitUnavailableException} when the permits do not come in
  *     time (or Redis cannot be reached), or the method's {@code fallback}.</li>
  * <li>Spring MVC: {@code PermitUnavailableException} becomes 503 with {@code Retry-After} and a JSON body naming
  *     the semaphore ({@code {"status":503,"error":"Service Unavailable","semaphore":"db","permits":1,"message":
  *     "...","path":"/orders"}}); so does a request the {@code sema.web} filter refuses.</li>
- * <li>Micrometer (sema-micrometer on the class path): every registry semaphore bound with
+ * <li>Micrometer (sema-micrometer on the class path): every registry semaphore and keyed family bound with
  *     {@code SemaphoreMetrics}, e.g. {@code sema_permits_limit{name="db"}} at {@code /actuator/prometheus}.</li>
  * <li>The actuator: the {@code semaphores} endpoint ({@link dev.sema.spring.SemaphoresEndpoint}; GET all, GET
  *     one, POST {@code {"permits": 20}}; a partitioned semaphore with each partition's share, held permits,
- *     guarantee and queue) and the {@code semaphores} health contributor (DOWN naming each Redis semaphore whose
+ *     guarantee and queue; a keyed family with its live keys, {@code maxKeys} and permits per key) and the {@code semaphores} health contributor (DOWN naming each Redis semaphore whose
  *     state cannot be read).</li>
  * </ul>
  *
@@ -137,10 +158,12 @@
  * {@code fairness}, {@code redis: true} with no Redis, {@code sema.web.semaphore} naming no semaphore, a
  * {@code @WithPermits} naming none or a {@code fallback} that does not fit, {@code sema.web} on a semaphore whose
  * {@code max-permits} is 0, partitions' shares out of range or adding up to more than 1, a partition that
- * {@code @WithPermits(partition)} or {@code sema.web.partition-*} names but the semaphore lacks, ...) stops the application at startup, and Spring Boot's failure report names the
+ * {@code @WithPermits(partition)} or {@code sema.web.partition-*} names but the semaphore lacks, an unknown keyed
+ * family or parent, a {@code @WithPermits(key)} on a semaphore or none on a family, ...) stops the application at
+ * startup, and Spring Boot's failure report names the
  * property (or annotation), the value and where it was set. A Redis that cannot be reached does not, unless
  * {@code sema.redis.fail-fast} is set: see above. When the context closes, once the web server has stopped taking
- * requests: the adaptive limits are closed, then the local semaphores (their waiters fail; held permits can still
+ * requests: the adaptive limits are closed, then the keyed families, then the local semaphores (their waiters fail; held permits can still
  * be released), then the Redis connection the starter opened, which releases the permits this process still holds
  * and leaves the Redis semaphores open for the rest of the fleet.
  *

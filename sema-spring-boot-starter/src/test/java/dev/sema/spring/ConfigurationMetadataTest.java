@@ -32,14 +32,18 @@ class ConfigurationMetadataTest {
         }
         assertThat(names).contains("sema.redis.uri", "sema.semaphores", "sema.web.semaphore", "sema.web.paths",
                 "sema.web.max-wait", "sema.web.retry-after", "sema.web.partition-header", "sema.web.partition-paths",
+                "sema.web.keyed", "sema.web.key", "sema.keyed",
                 "sema.metrics.per-sample-timers",
                 "management.endpoint.semaphores.access");
         JsonNode semaphores = find(metadata.get("properties"), "sema.semaphores");
         assertThat(semaphores.get("type").asString())
                 .isEqualTo("java.util.Map<java.lang.String,dev.sema.spring.SemaProperties$SemaphoreProperties>");
+        assertThat(find(metadata.get("properties"), "sema.keyed").get("type").asString())
+                .isEqualTo("java.util.Map<java.lang.String,dev.sema.spring.SemaProperties$KeyedProperties>");
         List<String> hints = new ArrayList<>();
         metadata.get("hints").forEach(h -> hints.add(h.get("name").asString()));
-        assertThat(hints).contains("sema.redis.uri", "sema.semaphores.keys", "sema.web.paths", "sema.web.max-wait");
+        assertThat(hints).contains("sema.redis.uri", "sema.semaphores.keys", "sema.web.paths", "sema.web.max-wait",
+                "sema.keyed.keys", "sema.web.key");
         assertThat(find(metadata.get("properties"), "sema.web.max-wait").get("defaultValue").asString())
                 .isEqualTo("0ms");
     }

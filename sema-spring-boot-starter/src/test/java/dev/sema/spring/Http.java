@@ -31,6 +31,10 @@ final class Http {
         return client.sendAsync(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    CompletableFuture<HttpResponse<String>> getAsync(String path, String header, String value) {
+        return client.sendAsync(request(path).header(header, value).GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     HttpResponse<String> post(String path, String json) {
         return send(request(path).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json)).build());

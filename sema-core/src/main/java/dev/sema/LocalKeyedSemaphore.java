@@ -2,6 +2,7 @@ package dev.sema;
 
 import dev.sema.internal.Checks;
 import dev.sema.internal.Failures;
+import dev.sema.internal.TwoStepFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -469,7 +470,7 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
             return CompletableFuture.completedFuture(e.granted((LocalPermit) first.join()));
         }
         Entry<K> entry = e;
-        Pending out = new Pending(first);
+        TwoStepFuture out = new TwoStepFuture(first);
         first.whenComplete((p, t) -> {
             if (t != null) {
                 released(entry); // K3
@@ -540,50 +541,6 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
     private static Throwable unwrap(Throwable t) {
         return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
-    }
-
-    /**
-     * The future of a request that waits in two places (the key, then the parent): cancelling it cancels the
-     * wait in progress, whose failure then gives back whatever was granted.
-     */
-    static final class Pending extends CompletableFuture<Permit> {
-        private volatile CompletableFuture<Permit> stage;
-
-        Pending(CompletableFuture<Permit> first) {
-            this.stage = first;
-        }
-
-        /** The wait goes on in {@code next}; cancelled at once if this future was completed meanwhile. */
-        void next(CompletableFuture<Permit> next) {
-            stage = next;
-            if (isDone()) {
-                next.cancel(false);
-            }
-        }
-
-        // Completed by anyone (a cancel, the caller's own timeout or value, or this class once the wait ended):
-        // the wait in progress stops, a no-op when it is what ended. Its failure then gives back what was granted.
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
-            stage.cancel(mayInterruptIfRunning);
-            return cancelled;
-        }
-
-        @Override
-        public boolean completeExceptionally(Throwable ex) {
-            boolean done = super.completeExceptionally(ex);
-            stage.cancel(false);
-            return done;
-        }
-
-        @Override
-        public boolean complete(Permit value) {
-            boolean done = super.complete(value);
-            stage.cancel(false);
-            return done;
-        }
     }
 
     // ---------------------------------------------------------------- one key

@@ -155,6 +155,8 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private record Read(Protocol.Status status, long at) {
     }
     private volatile boolean left;
+    /** Why this handle left, for its refusals: this process's RedisSemaphores closed, or a keyed family's close. */
+    private volatile String leftBecause = "this process's RedisSemaphores is closed";
     private volatile boolean knownClosed;
     /** The cause this handle closed the semaphore with, or null; written once, before knownClosed. */
     private volatile ScheduledFuture<?> ticker;
@@ -1061,6 +1063,17 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /** This process leaves: fail its waiters, release its grants (best effort), stop renewing. */
     void leave() {
+        leave(null);
+    }
+
+    /**
+     * As {@link #leave()}, refusing what comes after with {@code because} (null: this process's RedisSemaphores
+     * closed); the semaphore stays open in Redis for every other handle and process.
+     */
+    void leave(String because) {
+        if (because != null) {
+            root.leftBecause = because; // before left: whoever sees left sees why
+        }
         root.left = true;
         ScheduledFuture<?> t = ticker;
         if (t != null) {
@@ -1230,7 +1243,6 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     }
 
     private SemaphoreClosedException closedLocally(String what) {
-        return new SemaphoreClosedException(describe() + ": this process's RedisSemaphores is closed: " + what
-                + " refused");
+        return new SemaphoreClosedException(describe() + ": " + root.leftBecause + ": " + what + " refused");
     }
 }

@@ -1,5 +1,6 @@
 package dev.sema.redis;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.SemaphoreClosedException;
 import dev.sema.internal.Timeouts;
 import io.lettuce.core.AbstractRedisClient;
@@ -418,6 +419,56 @@ public final class RedisSemaphores implements AutoCloseable {
                     + "' must be non-blank and must not contain braces (they delimit the cluster hash tag)");
         }
         return new RedisSemaphore.Builder(this, name);
+    }
+
+    /**
+     * Starts building a {@link KeyedSemaphore} whose keys are Redis semaphores shared by every process (API.md
+     * §11b): the semaphore of key {@code k} is the {@link RedisSemaphore} named {@code family + ":" + k}, whose
+     * keys {@code sem:{family:k}:*} spread over a cluster's hash slots, key by key. See {@link RedisKeyedBuilder}.
+     *
+     * @param family the family's name: non-blank, without braces
+     * @return a builder
+     * @throws NullPointerException if {@code family} is {@code null}
+     * @throws IllegalArgumentException if {@code family} is blank or contains a brace
+     */
+    public RedisKeyedBuilder keyed(String family) {
+        Objects.requireNonNull(family, "family");
+        if (family.isBlank() || family.indexOf('{') >= 0 || family.indexOf('}') >= 0) {
+            throw new IllegalArgumentException("keyed semaphore family '" + family
+                    + "' must be non-blank and must not contain braces (they delimit the cluster hash tag)");
+        }
+        return new RedisKeyedBuilder(this, family);
+    }
+
+    /**
+     * Lets go of a handle without closing its semaphore for anyone else: it leaves (its waiters fail, its grants
+     * are released, its renewals stop; a keyed family drops a key's handle only once it has neither) and stops
+     * hearing wake-ups. Idempotent.
+     */
+    void drop(LettuceSemaphore s) {
+        if (!semaphores.remove(s)) {
+            return;
+        }
+        byChannel.remove(s.channel());
+        if (!closed.get()) {
+            try {
+                RedisFuture<?> done = sharded ? pubsub.async().sunsubscribe(s.channel())
+                        : pubsub.async().unsubscribe(s.channel());
+                done.whenComplete((v, e) -> {
+                    if (e != null) {
+                        LOG.log(System.Logger.Level.DEBUG, () -> "unsubscribing from " + s.channel() + " failed", e);
+                    }
+                });
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, () -> "unsubscribing from " + s.channel() + " failed", e);
+            }
+        }
+        s.leave();
+    }
+
+    /** How many handles this process has open, for tests. */
+    int handlesForTests() {
+        return semaphores.size();
     }
 
     /**

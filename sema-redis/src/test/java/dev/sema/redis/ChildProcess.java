@@ -1,6 +1,8 @@
 package dev.sema.redis;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
+import dev.sema.Semaphore;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -16,6 +18,8 @@ import java.util.Random;
  *   <li>{@code work URI NAME LIMIT ROUNDS SEED}: acquires 1 or 2 permits ROUNDS times; while holding, counts
  *       itself in the key {@code NAME:inuse} and notes a violation if the count exceeds LIMIT; prints
  *       {@code DONE <violations>}.
+ *   <li>{@code keyed URI FAMILY KEY LIMIT ROUNDS SEED}: as {@code work}, through key KEY of the keyed family
+ *       FAMILY (idle keys expire after a second), counting in {@code FAMILY:KEY:inuse}.
  * </ul>
  */
 public final class ChildProcess {
@@ -31,6 +35,8 @@ public final class ChildProcess {
                         Long.parseLong(args[5]));
                 case "work" -> work(redis, uri, name, Long.parseLong(args[3]), Integer.parseInt(args[4]),
                         Long.parseLong(args[5]));
+                case "keyed" -> keyed(redis, uri, name, args[3], Long.parseLong(args[4]), Integer.parseInt(args[5]),
+                        Long.parseLong(args[6]));
                 default -> throw new IllegalArgumentException(args[0]);
             }
         }
@@ -48,9 +54,20 @@ public final class ChildProcess {
         }
     }
 
+    private static void keyed(RedisSemaphores redis, String uri, String family, String key, long limit, int rounds,
+            long seed) throws InterruptedException {
+        KeyedSemaphore<String> f = redis.keyed(family).permits(limit).lease(Duration.ofSeconds(5))
+                .expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY).build();
+        work(f.get(key), uri, family + ":" + key, limit, rounds, seed);
+    }
+
     private static void work(RedisSemaphores redis, String uri, String name, long limit, int rounds, long seed)
             throws InterruptedException {
-        RedisSemaphore s = redis.semaphore(name).permits(limit).lease(Duration.ofSeconds(5)).build();
+        work(redis.semaphore(name).permits(limit).lease(Duration.ofSeconds(5)).build(), uri, name, limit, rounds, seed);
+    }
+
+    private static void work(Semaphore s, String uri, String name, long limit, int rounds, long seed)
+            throws InterruptedException {
         RedisClient client = RedisClient.create(uri);
         int violations = 0;
         try (StatefulRedisConnection<String, String> c = client.connect()) {

@@ -79,6 +79,23 @@ class RedisMultiProcessTest extends RedisTestSupport {
     }
 
     @Test
+    void processesShareAKeysLimitAndTheIdleKeyLeavesRedis() throws Exception {
+        long limit = 2;
+        String key = "tenant";
+        List<Process> workers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            workers.add(spawn("keyed", uri(server), name, key, Long.toString(limit), "40", Long.toString(31 + i)));
+        }
+        for (Process w : workers) {
+            assertThat(awaitLine(w, "DONE")).isEqualTo("0");
+        }
+        String semaphore = name + ":" + key;
+        // Both processes are done with the key: it expires from Redis after the shortest idle expiry (1 s).
+        await("every key of " + semaphore + " gone from Redis",
+                () -> redis.keys("sem:{" + semaphore + "}:*").isEmpty());
+    }
+
+    @Test
     void processesTogetherNeverExceedTheLimit() throws Exception {
         long limit = 2;
         List<Process> workers = new ArrayList<>();

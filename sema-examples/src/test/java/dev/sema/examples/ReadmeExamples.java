@@ -304,6 +304,20 @@ class ReadmeExamples {
         }
     }
 
+    void example21b() throws InterruptedException {
+        String tenantId = "acme";
+        try (RedisSemaphores redis = RedisSemaphores.connect("redis://127.0.0.1:6379")) {
+            KeyedSemaphore<String> exports = redis.keyed("exports")
+                    .permits(5)                              // per tenant, across every process
+                    .maxKeys(10_000)                         // tenants live in this process at once
+                    .expireWhenIdle(Duration.ofMinutes(10))  // the default: an idle tenant leaves Redis
+                    .build();
+            try (Permit p = exports.get(tenantId).acquire()) {
+                export(tenantId);
+            }
+        }
+    }
+
     void example22() {
         Semaphore db = Semaphore.builder().name("db").permits(10).listener(new SemaphoreListener() {
             @Override

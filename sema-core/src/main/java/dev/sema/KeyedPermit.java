@@ -1,6 +1,7 @@
 package dev.sema;
 
 import dev.sema.internal.Checks;
+import dev.sema.internal.ParentSide;
 
 /**
  * The Permit of a key of a {@link LocalKeyedSemaphore}: the key's engine's permits, and as many of the parent's
@@ -11,20 +12,13 @@ import dev.sema.internal.Checks;
  * stay equal whatever threads race on this Permit, so its operations hold its monitor: a composite Permit is
  * used by one holder at a time in practice, and the monitor is then uncontended.
  */
-final class KeyedPermit implements Permit {
+final class KeyedPermit extends ParentSide.TwoSided {
     private final LocalKeyedSemaphore.Entry<?> entry;
     private final LocalPermit own;
-    /** The parent's side, equal to {@code own}'s; null without a parent, or until the parent granted it. */
-    private Permit parent;
 
     KeyedPermit(LocalKeyedSemaphore.Entry<?> entry, LocalPermit own) {
         this.entry = entry;
         this.own = own;
-    }
-
-    /** Adds the parent's side, granted after the key's; before the Permit is handed over. */
-    void attach(Permit parentSide) {
-        this.parent = parentSide;
     }
 
     @Override

@@ -1,29 +1,26 @@
 package dev.sema;
 
-import dev.sema.internal.Checks;
-import dev.sema.internal.Failures;
+import dev.sema.internal.AbstractKeyView;
+import dev.sema.internal.AbstractKeyedSemaphore;
+import dev.sema.internal.ParentSide;
 import dev.sema.internal.TwoStepFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.ToLongFunction;
 
 /**
  * The local {@link KeyedSemaphore}: a map from each live key to its {@link Entry}, an engine of its own (a FIFO
  * {@link LocalSemaphore}) with a count of what keeps it alive. The contract is on {@link KeyedSemaphore}.
  */
-final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
+final class LocalKeyedSemaphore<K> extends AbstractKeyedSemaphore<K, Permit> {
 
     /*
      * Implementation overview
@@ -46,15 +43,16 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
      *  K3: whatever may leave a key's engine idle tries to retire it at once: a release, a forget or a leak
      *      returned (after the engine took the permits back), and a request that ended without permits (refused,
      *      timed out, cancelled, interrupted, or granted none). So an idle key keeps no entry, and costs nothing.
-     *  K4: `live` counts the entries made and not yet retired: incremented (and checked against maxKeys) before an
-     *      entry is made, decremented by whoever retired it (once: the CAS of K2, or after the family closed, the
-     *      remove that took it out), or by its maker when putIfAbsent lost. So at most maxKeys entries hold memory
-     *      at once; a race near the bound may refuse a request early, never let one through beyond it.
+     *  K4: `live` counts the entries made and not yet retired (AbstractKeyedSemaphore's B1): incremented (and
+     *      checked against maxKeys) before an entry is made, decremented by whoever retired it (once: the CAS of
+     *      K2, or after the family closed, the remove that took it out), or by its maker when putIfAbsent lost. So
+     *      at most maxKeys entries hold memory at once; a race near the bound may refuse a request early, never
+     *      let one through beyond it.
      *  K5: close sets `closed` and then closes every entry's engine; a lookup that makes an entry reads `closed`
      *      after publishing it and closes it itself if set. A request refused by a closed engine while `closed` is
      *      set fails (the family is closed); while it is clear, it retries (K2). After close, an entry is taken out
      *      when it becomes idle, so the map empties as the last permits come back.
-     *  K6: the family's listeners reach an entry through its forwarder (EntryForwarder), registered on the
+     *  K6: the family's listeners (FamilyListeners) reach an entry through its forwarder, registered on the
      *      engine once (a CAS on `forwarding`) when the entry is made while the family has listeners or leak
      *      detection, and on every live entry by addListener after it publishes the new array: an entry made
      *      concurrently either sees the array or is seen by that pass. Without listeners or leak detection an
@@ -63,24 +61,15 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
      * field              read        write
      * entries            CHM         CHM (putIfAbsent, remove(key, e))
      * Entry.forwarding   volatile    CAS
-     * live               atomic      atomic
+     * live               atomic      atomic                  (AbstractKeyedSemaphore, as the two below)
      * closed             volatile    volatile, once
-     * listeners          volatile    synchronized (this), copy on write
+     * listeners          FamilyListeners (copy on write)
      */
 
-    private static final System.Logger LOG = System.getLogger("dev.sema");
-
-    private final String name;
     private final ToLongFunction<? super K> limits;
     private final long maxPermits;
-    private final int maxKeys;
-    private final Semaphore parent;
     private final LeakDetection leakDetection;
     private final ConcurrentHashMap<K, Entry<K>> entries = new ConcurrentHashMap<>();
-    private final AtomicInteger live = new AtomicInteger();
-    private final Set<SemaphoreListener> reported = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
-    private volatile SemaphoreListener[] listeners;
 
     /**
      * Test hook, read when a family is built: a family built while it is set is a deliberately broken copy, which
@@ -94,13 +83,10 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
     LocalKeyedSemaphore(String name, ToLongFunction<? super K> limits, long maxPermits, int maxKeys, Semaphore parent,
             LeakDetection leakDetection, List<SemaphoreListener> listeners) {
-        this.name = name;
+        super(name, maxKeys, parent, listeners);
         this.limits = limits;
         this.maxPermits = maxPermits;
-        this.maxKeys = maxKeys;
-        this.parent = parent;
         this.leakDetection = leakDetection;
-        this.listeners = listeners.isEmpty() ? null : listeners.toArray(SemaphoreListener[]::new);
     }
 
     // ---------------------------------------------------------------- the family
@@ -111,53 +97,11 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     }
 
     @Override
-    public int size() {
-        // K4: a request refused at the bound counts itself in for an instant before it counts itself out
-        return Math.min(live.get(), maxKeys);
-    }
-
-    @Override
-    public int maxKeys() {
-        return maxKeys;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public synchronized void addListener(SemaphoreListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        SemaphoreListener[] now = listeners;
-        SemaphoreListener[] next = now == null ? new SemaphoreListener[1] : Arrays.copyOf(now, now.length + 1);
-        next[next.length - 1] = listener;
-        listeners = next;
+    public void addListener(SemaphoreListener listener) {
+        super.addListener(listener);
         for (Entry<K> e : entries.values()) { // K6: after the array is published
             forward(e);
         }
-    }
-
-    @Override
-    public synchronized boolean removeListener(SemaphoreListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        SemaphoreListener[] now = listeners;
-        if (now == null) {
-            return false;
-        }
-        for (int i = 0; i < now.length; i++) {
-            if (now[i] == listener) {
-                SemaphoreListener[] next = null;
-                if (now.length > 1) {
-                    next = new SemaphoreListener[now.length - 1];
-                    System.arraycopy(now, 0, next, 0, i);
-                    System.arraycopy(now, i + 1, next, i, now.length - i - 1);
-                }
-                listeners = next;
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override
@@ -170,19 +114,14 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     }
 
     @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
     public String toString() {
-        return "KeyedSemaphore[" + name + ", keys=" + size() + "/" + maxKeys + (closed ? ", closed" : "") + "]";
+        return "KeyedSemaphore[" + name() + ", keys=" + size() + "/" + maxKeys() + (closed ? ", closed" : "") + "]";
     }
 
     // ---------------------------------------------------------------- lookup and removal (K1-K5)
 
     /** A key's entry, made if there is none; refusals made here are told to the listeners first. */
-    private Entry<K> lookup(K key, KeyView<K> view, long permits, String op, Duration timeout) {
+    private Entry<K> lookup(K key, Semaphore view, long permits, String op, Duration timeout) {
         for (;;) {
             Entry<K> e = entries.get(key);
             if (e != null) {
@@ -193,25 +132,21 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
                 continue;
             }
             if (closed) {
-                rejected(view, permits, Rejection.CLOSED);
-                throw Failures.closed(view.name(), what(op, permits, timeout));
+                throw closedFamily(view, permits, op, timeout, true);
             }
             long limit = limitOf(key);
-            if (live.incrementAndGet() > maxKeys) { // K4
-                live.decrementAndGet();
+            if (!countIn()) { // K4
                 if (entries.containsKey(key)) {
                     continue; // made meanwhile by another request: use it
                 }
-                rejected(view, permits, Rejection.UNAVAILABLE);
-                throw new TooManyKeysException(Failures.describe(view.name()) + ": " + what(op, permits, timeout)
-                        + " refused: keyed semaphore '" + name + "' has " + maxKeys + " live keys, its maxKeys");
+                throw tooManyKeys(view, permits, op, timeout, true);
             }
             Entry<K> made = new Entry<>(this, key, new KeyView<>(this, key), limit);
             if (entries.putIfAbsent(key, made) != null) { // K1
                 live.decrementAndGet();
                 continue;
             }
-            if (listeners != null || leakDetection != LeakDetection.OFF) {
+            if (listeners.any() || leakDetection != LeakDetection.OFF) {
                 forward(made); // K6
             }
             if (closed) {
@@ -248,22 +183,17 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
         }
     }
 
-    /** A request as messages show it, built only for them. */
-    private static String what(String op, long permits, Duration timeout) {
-        return op + "(" + (op.equals("drainPermits") ? "" : permits) + (timeout == null ? "" : ", " + timeout) + ")";
-    }
-
     /** The limit of a key about to be made, checked; creates nothing when it fails. */
     private long limitOf(K key) {
         long limit;
         try {
             limit = limits.applyAsLong(key);
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("keyed semaphore '" + name + "': the limit of key " + key
+            throw new IllegalArgumentException("keyed semaphore '" + name() + "': the limit of key " + key
                     + " could not be computed: " + e, e);
         }
         if (limit < 0 || limit > maxPermits) {
-            throw new IllegalArgumentException("keyed semaphore '" + name + "': the limit of key " + key + " is "
+            throw new IllegalArgumentException("keyed semaphore '" + name() + "': the limit of key " + key + " is "
                     + limit + ", outside 0.." + maxPermits + " (maxPermits)");
         }
         return limit;
@@ -284,29 +214,7 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
     /** Registers the entry's forwarder on its engine, once (K6). */
     private void forward(Entry<K> e) {
         if (e.startForwarding()) {
-            e.engine.addListener(new EntryForwarder<>(this, e));
-        }
-    }
-
-    /** Tells the family's listeners of a refusal made before any engine was asked. */
-    private void rejected(KeyView<K> view, long permits, Rejection why) {
-        SemaphoreListener[] ls = listeners;
-        if (ls != null) {
-            for (SemaphoreListener l : ls) {
-                try {
-                    l.rejected(view, permits, why, 0);
-                } catch (Throwable t) {
-                    failed(l, t);
-                }
-            }
-        }
-    }
-
-    /** A listener that threw: logged once, told of later events all the same. */
-    void failed(SemaphoreListener l, Throwable t) {
-        if (reported.add(l)) {
-            LOG.log(System.Logger.Level.WARNING, "listener " + l + " of keyed semaphore '" + name + "' threw; it is"
-                    + " told of later events all the same (this is logged once per listener)", t);
+            e.engine.addListener(listeners.forwarder(e.view, this::retired, e::released));
         }
     }
 
@@ -316,10 +224,11 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
     // ---------------------------------------------------------------- acquires, for the views
 
-    Permit acquire(KeyView<K> view, long permits, Duration timeout, boolean interruptible)
+    @Override
+    protected Permit acquire(AbstractKeyView<K, Permit> view, long permits, Duration timeout, boolean interruptible)
             throws InterruptedException, TimeoutException {
         checkRequest(permits);
-        long deadline = timeout == null || parent == null ? 0 : deadline(timeout);
+        long deadline = ParentSide.deadline(timeout, parent);
         Entry<K> e;
         Permit granted;
         for (;;) {
@@ -342,28 +251,11 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
                 throw t;
             }
         }
-        KeyedPermit held = e.granted((LocalPermit) granted);
-        if (parent == null) {
-            return held;
-        }
-        try {
-            Permit p;
-            if (timeout != null) {
-                p = parent.acquire(permits, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-            } else if (interruptible) {
-                p = parent.acquire(permits);
-            } else {
-                p = parent.acquireUninterruptibly(permits);
-            }
-            held.attach(p);
-            return held;
-        } catch (Throwable t) {
-            held.close(); // the key's permits go back when the parent refuses
-            throw t;
-        }
+        return ParentSide.acquire(e.granted((LocalPermit) granted), parent, permits, timeout, deadline, interruptible);
     }
 
-    Optional<Permit> tryAcquire(KeyView<K> view, long permits) {
+    @Override
+    protected Optional<Permit> tryAcquire(AbstractKeyView<K, Permit> view, long permits) {
         checkRequest(permits);
         Entry<K> e;
         Optional<Permit> granted;
@@ -389,26 +281,11 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
             released(e); // K3: a new entry refused at once
             return granted;
         }
-        KeyedPermit held = e.granted((LocalPermit) granted.get());
-        if (parent == null) {
-            return Optional.of(held);
-        }
-        Optional<Permit> p;
-        try {
-            p = parent.tryAcquire(permits);
-        } catch (Throwable t) {
-            held.close();
-            throw t;
-        }
-        if (p.isEmpty()) {
-            held.close();
-            return p;
-        }
-        held.attach(p.get());
-        return Optional.of(held);
+        return ParentSide.tryAcquire(e.granted((LocalPermit) granted.get()), parent, permits);
     }
 
-    Permit drainPermits(KeyView<K> view) {
+    @Override
+    protected Permit drainPermits(AbstractKeyView<K, Permit> view) {
         Entry<K> e;
         Permit drained;
         for (;;) {
@@ -422,30 +299,13 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
                 }
             }
         }
-        long n = drained.permits();
-        KeyedPermit held = e.granted((LocalPermit) drained);
-        if (parent == null) {
-            return held;
-        }
-        try {
-            // Both sides equal: as many of the parent's as it has now, up to the key's; the rest of the key's back.
-            Permit p = parent.drainPermits();
-            if (p.permits() > n) {
-                p.release(p.permits() - n);
-            } else if (p.permits() < n) {
-                held.release(n - p.permits());
-            }
-            held.attach(p);
-            return held;
-        } catch (Throwable t) {
-            held.close();
-            throw t;
-        }
+        return ParentSide.drain(e.granted((LocalPermit) drained), parent);
     }
 
-    CompletableFuture<Permit> acquireAsync(KeyView<K> view, long permits, Duration timeout) {
+    @Override
+    protected CompletableFuture<Permit> acquireAsync(AbstractKeyView<K, Permit> view, long permits, Duration timeout) {
         checkRequest(permits);
-        long deadline = timeout == null || parent == null ? 0 : deadline(timeout);
+        long deadline = ParentSide.deadline(timeout, parent);
         Entry<K> e;
         CompletableFuture<Permit> first;
         for (;;) {
@@ -474,73 +334,26 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
         first.whenComplete((p, t) -> {
             if (t != null) {
                 released(entry); // K3
-                out.completeExceptionally(unwrap(t));
+                out.completeExceptionally(ParentSide.unwrap(t));
                 return;
             }
-            KeyedPermit held = entry.granted((LocalPermit) p);
-            if (parent == null) {
-                if (!out.complete(held)) {
-                    held.close(); // the caller gave up first
-                }
-                return;
-            }
-            CompletableFuture<Permit> second;
-            try {
-                second = timeout == null ? parent.acquireAsync(permits)
-                        : parent.acquireAsync(permits, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-            } catch (Throwable x) {
-                held.close();
-                out.completeExceptionally(x);
-                return;
-            }
-            out.next(second);
-            second.whenComplete((pp, t2) -> {
-                if (t2 != null) {
-                    held.close();
-                    out.completeExceptionally(unwrap(t2));
-                    return;
-                }
-                held.attach(pp);
-                if (!out.complete(held)) {
-                    held.close();
-                }
-            });
+            ParentSide.acquireAsync(entry.granted((LocalPermit) p), parent, permits, timeout, deadline, out);
         });
         return out;
     }
 
-    void awaitIdle(KeyView<K> view) throws InterruptedException {
+    @Override
+    protected void awaitIdle(AbstractKeyView<K, Permit> view) throws InterruptedException {
         Entry<K> e = peek(view.key());
         if (e != null) {
             e.engine.awaitIdle();
         }
     }
 
-    CompletableFuture<Void> awaitIdleAsync(KeyView<K> view) {
+    @Override
+    protected CompletableFuture<Void> awaitIdleAsync(AbstractKeyView<K, Permit> view) {
         Entry<K> e = peek(view.key());
         return e != null ? e.engine.awaitIdleAsync() : CompletableFuture.completedFuture(null);
-    }
-
-    /** Refuses a negative request, and one the parent could never grant, before any key is made. */
-    private void checkRequest(long permits) {
-        Checks.nonNegative("permits", permits);
-        if (parent != null) {
-            Checks.request(permits, parent.maxPermits(), parent.name());
-        }
-    }
-
-    private static long deadline(Duration timeout) {
-        long nanos;
-        try {
-            nanos = timeout.toNanos();
-        } catch (ArithmeticException tooLong) {
-            nanos = Long.MAX_VALUE / 2;
-        }
-        return System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 2);
-    }
-
-    private static Throwable unwrap(Throwable t) {
-        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
     }
 
     // ---------------------------------------------------------------- one key
@@ -585,82 +398,6 @@ final class LocalKeyedSemaphore<K> implements KeyedSemaphore<K> {
 
         boolean startForwarding() {
             return FORWARDING.compareAndSet(this, false, true);
-        }
-    }
-
-    /** Tells the family's listeners of one entry's events, with the key's view (K6); retires it after a leak. */
-    private static final class EntryForwarder<K> implements SemaphoreListener {
-        private final LocalKeyedSemaphore<K> family;
-        private final Entry<K> entry;
-
-        EntryForwarder(LocalKeyedSemaphore<K> family, Entry<K> entry) {
-            this.family = family;
-            this.entry = entry;
-        }
-
-        @Override
-        public void acquired(Semaphore s, long permits, long waitNanos) {
-            SemaphoreListener[] ls = family.listeners;
-            if (ls != null) {
-                for (SemaphoreListener l : ls) {
-                    try {
-                        l.acquired(entry.view, permits, waitNanos);
-                    } catch (Throwable t) {
-                        family.failed(l, t);
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
-            if (why == Rejection.CLOSED && !family.closed) {
-                return; // a retired engine's refusal: the request looks the key up again (K2)
-            }
-            SemaphoreListener[] ls = family.listeners;
-            if (ls != null) {
-                for (SemaphoreListener l : ls) {
-                    try {
-                        l.rejected(entry.view, permits, why, waitNanos);
-                    } catch (Throwable t) {
-                        family.failed(l, t);
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void released(Semaphore s, long permits, long heldNanos) {
-            SemaphoreListener[] ls = family.listeners;
-            if (ls != null) {
-                for (SemaphoreListener l : ls) {
-                    try {
-                        l.released(entry.view, permits, heldNanos);
-                    } catch (Throwable t) {
-                        family.failed(l, t);
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void leaked(Semaphore s, long permits) {
-            SemaphoreListener[] ls = family.listeners;
-            if (ls != null) {
-                for (SemaphoreListener l : ls) {
-                    try {
-                        l.leaked(entry.view, permits);
-                    } catch (Throwable t) {
-                        family.failed(l, t);
-                    }
-                }
-            }
-            entry.released(); // K3: the engine took them back before telling
-        }
-
-        @Override
-        public void closed(Semaphore s) {
-            // one close of the family, not one per key: nothing to tell
         }
     }
 }

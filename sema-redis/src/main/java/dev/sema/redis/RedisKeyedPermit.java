@@ -2,6 +2,7 @@ package dev.sema.redis;
 
 import dev.sema.Permit;
 import dev.sema.internal.Checks;
+import dev.sema.internal.ParentSide;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -13,12 +14,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Its operations hold its lock, so that the two sides and the count stay equal whatever threads race on it; a
  * lock, not a monitor, since they wait for Redis.
  */
-final class RedisKeyedPermit implements RedisPermit {
+final class RedisKeyedPermit extends ParentSide.TwoSided implements RedisPermit {
     private final RedisKeyedSemaphore.Entry entry;
     private final RedisPermit own;
     private final ReentrantLock lock = new ReentrantLock();
-    /** The parent's side, equal to {@code own}'s; null without a parent, or until the parent granted it. */
-    private Permit parent;
     /** The permits counted in the entry's refs for this Permit (R2); guarded by {@code lock}. */
     private long counted;
 
@@ -26,11 +25,6 @@ final class RedisKeyedPermit implements RedisPermit {
         this.entry = entry;
         this.own = own;
         this.counted = counted;
-    }
-
-    /** Adds the parent's side, granted after the key's; before the Permit is handed over. */
-    void attach(Permit parentSide) {
-        this.parent = parentSide;
     }
 
     @Override

@@ -7,20 +7,20 @@ import dev.sema.Semaphore;
 import dev.sema.SemaphoreClosedException;
 import dev.sema.SemaphoreListener;
 import dev.sema.TooManyKeysException;
-import dev.sema.internal.Checks;
+import dev.sema.internal.AbstractKeyView;
+import dev.sema.internal.AbstractKeyedSemaphore;
 import dev.sema.internal.Failures;
+import dev.sema.internal.FamilyListeners;
+import dev.sema.internal.ParentSide;
 import dev.sema.internal.Timeouts;
 import dev.sema.internal.TwoStepFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
@@ -33,14 +33,14 @@ import java.util.function.Function;
  * here to its {@link Entry}, which owns the key's handle while something uses it. The contract is on
  * {@link KeyedSemaphore} and {@link RedisKeyedBuilder}.
  */
-final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
+final class RedisKeyedSemaphore extends AbstractKeyedSemaphore<String, RedisPermit> {
 
     /*
      * Implementation overview
      *
      * The per-key limit is not this class's to keep: Redis keeps it across every handle and process (the
      * RedisSemaphore's own invariants). What this class keeps is the lifetime of this process's handles, with
-     * the removal protocol of LocalKeyedSemaphore (K1-K7 there), so that a handle is never let go of while a
+     * the removal protocol of LocalKeyedSemaphore (K1-K6 there), so that a handle is never let go of while a
      * request is between its lookup and its acquire, nor while it holds permits.
      *
      * Each key live here has one Entry in `entries`: `ready`, the future of its handle (opened by the request
@@ -62,13 +62,13 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
      *      handle in use, per key; an entry leaves the map once DEAD (R3), or at once when its handle could not
      *      be opened (`ready` failed: it never had a handle, so it never holds permits).
      *  R5: `live` counts the entries made and not yet dead, checked against maxKeys before an entry is made
-     *      (LocalKeyedSemaphore's K5): at most maxKeys handles in use here; a race near the bound may refuse a
-     *      request early, never let one through beyond it.
+     *      (AbstractKeyedSemaphore's B1, LocalKeyedSemaphore's K4): at most maxKeys handles in use here; a race
+     *      near the bound may refuse a request early, never let one through beyond it.
      *  R6: close sets `closed`, then makes every entry in the map leave once its handle is ready; a lookup that
      *      makes an entry reads `closed` after publishing it and refuses its request if set. Either way no
-     *      handle opened after close serves a request (LocalKeyedSemaphore's K6).
-     *  R7: every handle gets the family's forwarder when it is opened, which reads the family's listeners at
-     *      each event: a listener added later sees every key's later events.
+     *      handle opened after close serves a request (LocalKeyedSemaphore's K5).
+     *  R7: every handle gets a forwarder of the family's listeners (FamilyListeners) when it is opened, which
+     *      reads the family's listeners at each event: a listener added later sees every key's later events.
      *
      * Whoever makes an entry opens its handle: a blocking request in its own thread, an async one on a virtual
      * thread, so that acquireAsync never waits for Redis. Others wait for `ready`.
@@ -77,37 +77,26 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
      * entries            CHM         CHM (putIfAbsent, remove(key, e))
      * Entry.refs         volatile    CAS / getAndAdd
      * Entry.ready        future      completed once, by the entry's maker
-     * live               atomic      atomic
+     * live               atomic      atomic                  (AbstractKeyedSemaphore, as the two below)
      * closed             volatile    volatile, once
-     * listeners          volatile    synchronized (this), copy on write
+     * listeners          FamilyListeners (copy on write)
      */
 
-    private static final System.Logger LOG = System.getLogger(RedisKeyedSemaphore.class.getName());
     static final long DEAD = -1;
 
     private final RedisSemaphores owner;
-    private final String name;
     private final long permits;
     private final Duration lease;
-    private final int maxKeys;
     private final Duration expireWhenIdle;
-    private final Semaphore parent;
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
-    private final AtomicInteger live = new AtomicInteger();
-    private final Set<SemaphoreListener> reported = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
-    private volatile SemaphoreListener[] listeners;
 
     RedisKeyedSemaphore(RedisSemaphores owner, String name, long permits, Duration lease, int maxKeys,
             Duration expireWhenIdle, Semaphore parent, List<SemaphoreListener> listeners) {
+        super(name, maxKeys, parent, listeners);
         this.owner = owner;
-        this.name = name;
         this.permits = permits;
         this.lease = lease;
-        this.maxKeys = maxKeys;
         this.expireWhenIdle = expireWhenIdle;
-        this.parent = parent;
-        this.listeners = listeners.isEmpty() ? null : listeners.toArray(SemaphoreListener[]::new);
     }
 
     // ---------------------------------------------------------------- the family
@@ -122,26 +111,11 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
     public RedisSemaphore get(String key) {
         Objects.requireNonNull(key, "key");
         if (key.isEmpty() || key.indexOf('{') >= 0 || key.indexOf('}') >= 0) {
-            throw new IllegalArgumentException("key '" + key + "' of keyed semaphore '" + name + "' must be non-empty"
-                    + " and must not contain braces (they delimit the cluster hash tag of semaphore '" + name + ":"
+            throw new IllegalArgumentException("key '" + key + "' of keyed semaphore '" + name() + "' must be non-empty"
+                    + " and must not contain braces (they delimit the cluster hash tag of semaphore '" + name() + ":"
                     + key + "')");
         }
         return new RedisKeyView(this, key);
-    }
-
-    @Override
-    public int size() {
-        return live.get();
-    }
-
-    @Override
-    public int maxKeys() {
-        return maxKeys;
-    }
-
-    @Override
-    public String name() {
-        return name;
     }
 
     long permitsPerKey() {
@@ -153,34 +127,8 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
     }
 
     @Override
-    public synchronized void addListener(SemaphoreListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        SemaphoreListener[] now = listeners;
-        SemaphoreListener[] next = now == null ? new SemaphoreListener[1] : Arrays.copyOf(now, now.length + 1);
-        next[next.length - 1] = listener;
-        listeners = next; // R7: every handle's forwarder reads this array at each event
-    }
-
-    @Override
-    public synchronized boolean removeListener(SemaphoreListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        SemaphoreListener[] now = listeners;
-        if (now == null) {
-            return false;
-        }
-        for (int i = 0; i < now.length; i++) {
-            if (now[i] == listener) {
-                SemaphoreListener[] next = null;
-                if (now.length > 1) {
-                    next = new SemaphoreListener[now.length - 1];
-                    System.arraycopy(now, 0, next, 0, i);
-                    System.arraycopy(now, i + 1, next, i, now.length - i - 1);
-                }
-                listeners = next;
-                return true;
-            }
-        }
-        return false;
+    protected String where() {
+        return " in this process";
     }
 
     /**
@@ -191,20 +139,15 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
     @Override
     public void close() {
         closed = true;
-        String because = "keyed semaphore '" + name + "' is closed in this process";
+        String because = "keyed semaphore '" + name() + "' is closed in this process";
         for (Entry e : entries.values()) { // R6
             e.ready.thenAccept(h -> h.leave(because));
         }
     }
 
     @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
     public String toString() {
-        return "RedisKeyedSemaphore[" + name + ", keys=" + live.get() + "/" + maxKeys + (closed ? ", closed" : "")
+        return "RedisKeyedSemaphore[" + name() + ", keys=" + size() + "/" + maxKeys() + (closed ? ", closed" : "")
                 + "]";
     }
 
@@ -214,11 +157,9 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
      * The key's entry, counted in for one request (R1), made if there is none, its handle opened by this call
      * ({@code async}: on a virtual thread); refusals are reported first ({@code report}: as events).
      */
-    private Entry pin(RedisKeyView view, long permits, String op, Duration timeout, boolean async, boolean report) {
-        Checks.nonNegative("permits", permits);
-        if (parent != null) {
-            Checks.request(permits, parent.maxPermits(), parent.name());
-        }
+    private Entry pin(AbstractKeyView<String, RedisPermit> view, long permits, String op, Duration timeout,
+            boolean async, boolean report) {
+        checkRequest(permits);
         String key = view.key();
         for (;;) {
             Entry e = entries.get(key);
@@ -230,36 +171,24 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
                 continue;
             }
             if (closed) {
-                if (report) {
-                    rejected(view, permits, Rejection.CLOSED);
-                }
-                throw Failures.closed(view.name(), what(op, permits, timeout));
+                throw closedFamily(view, permits, op, timeout, report);
             }
-            if (live.incrementAndGet() > maxKeys) { // R5
-                live.decrementAndGet();
+            if (!countIn()) { // R5
                 if (entries.containsKey(key)) {
                     continue; // made meanwhile by another request: use it
                 }
-                if (report) {
-                    rejected(view, permits, Rejection.UNAVAILABLE);
-                }
-                throw new TooManyKeysException(Failures.describe(view.name()) + ": " + what(op, permits, timeout)
-                        + " refused: keyed semaphore '" + name + "' has " + maxKeys + " live keys in this process,"
-                        + " its maxKeys");
+                throw tooManyKeys(view, permits, op, timeout, report);
             }
-            Entry made = new Entry(this, key, view);
+            Entry made = new Entry(this, key, (RedisKeyView) view);
             if (entries.putIfAbsent(key, made) != null) { // R4
                 live.decrementAndGet();
                 continue;
             }
             if (closed) { // R6: close may not have seen this entry
-                SemaphoreClosedException refused = Failures.closed(view.name(), what(op, permits, timeout));
+                SemaphoreClosedException refused = closedFamily(view, permits, op, timeout, report);
                 made.ready.completeExceptionally(refused);
                 entries.remove(key, made);
                 made.unpin();
-                if (report) {
-                    rejected(view, permits, Rejection.CLOSED);
-                }
                 throw refused;
             }
             if (async) {
@@ -268,33 +197,6 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
                 made.open();
             }
             return made;
-        }
-    }
-
-    /** A request as messages show it, built only for them. */
-    private static String what(String op, long permits, Duration timeout) {
-        return op + "(" + (op.equals("drainPermits") ? "" : permits) + (timeout == null ? "" : ", " + timeout) + ")";
-    }
-
-    /** Tells the family's listeners of a refusal made before any handle was asked. */
-    private void rejected(Semaphore view, long permits, Rejection why) {
-        SemaphoreListener[] ls = listeners;
-        if (ls != null) {
-            for (SemaphoreListener l : ls) {
-                try {
-                    l.rejected(view, permits, why, 0);
-                } catch (Throwable t) {
-                    failed(l, t);
-                }
-            }
-        }
-    }
-
-    /** A listener that threw: logged once, told of later events all the same. */
-    void failed(SemaphoreListener l, Throwable t) {
-        if (reported.add(l)) {
-            LOG.log(System.Logger.Level.WARNING, "listener " + l + " of keyed semaphore '" + name + "' threw; it is"
-                    + " told of later events all the same (this is logged once per listener)", t);
         }
     }
 
@@ -317,8 +219,9 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
 
     // ---------------------------------------------------------------- requests, for the views
 
-    RedisPermit acquire(RedisKeyView view, long permits, Duration timeout, boolean interruptible)
-            throws InterruptedException, TimeoutException {
+    @Override
+    protected RedisPermit acquire(AbstractKeyView<String, RedisPermit> view, long permits, Duration timeout,
+            boolean interruptible) throws InterruptedException, TimeoutException {
         long deadline = timeout == null ? 0 : Timeouts.deadline(Timeouts.toNanos(timeout));
         if (interruptible && Thread.currentThread().isInterrupted()) {
             throw Failures.interruptedBefore(view.name(), what("acquire", permits, timeout));
@@ -328,7 +231,7 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
         try {
             LettuceSemaphore h = e.handle(interruptible);
             if (timeout != null) {
-                granted = h.acquire(permits, remaining(deadline));
+                granted = h.acquire(permits, ParentSide.remaining(deadline));
             } else if (interruptible) {
                 granted = h.acquire(permits);
             } else {
@@ -338,28 +241,11 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
             e.unpin();
             throw t;
         }
-        RedisKeyedPermit held = e.granted(granted, permits);
-        if (parent == null) {
-            return held;
-        }
-        try {
-            Permit p;
-            if (timeout != null) {
-                p = parent.acquire(permits, remaining(deadline));
-            } else if (interruptible) {
-                p = parent.acquire(permits);
-            } else {
-                p = parent.acquireUninterruptibly(permits);
-            }
-            held.attach(p);
-            return held;
-        } catch (Throwable t) {
-            held.close(); // the key's permits go back when the parent refuses
-            throw t;
-        }
+        return ParentSide.acquire(e.granted(granted, permits), parent, permits, timeout, deadline, interruptible);
     }
 
-    Optional<Permit> tryAcquire(RedisKeyView view, long permits) {
+    @Override
+    protected Optional<Permit> tryAcquire(AbstractKeyView<String, RedisPermit> view, long permits) {
         Entry e;
         try {
             e = pin(view, permits, "tryAcquire", null, false, true);
@@ -377,26 +263,11 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
             e.unpin();
             return granted;
         }
-        RedisKeyedPermit held = e.granted((RedisPermit) granted.get(), permits);
-        if (parent == null) {
-            return Optional.of(held);
-        }
-        Optional<Permit> p;
-        try {
-            p = parent.tryAcquire(permits);
-        } catch (Throwable t) {
-            held.close();
-            throw t;
-        }
-        if (p.isEmpty()) {
-            held.close();
-            return p;
-        }
-        held.attach(p.get());
-        return Optional.of(held);
+        return ParentSide.tryAcquire(e.granted((RedisPermit) granted.get(), permits), parent, permits);
     }
 
-    RedisPermit drainPermits(RedisKeyView view) {
+    @Override
+    protected RedisPermit drainPermits(AbstractKeyView<String, RedisPermit> view) {
         Entry e = pin(view, 0, "drainPermits", null, false, true);
         RedisPermit drained;
         try {
@@ -405,28 +276,12 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
             e.unpin();
             throw t;
         }
-        long n = drained.permits();
-        RedisKeyedPermit held = e.granted(drained, n);
-        if (parent == null) {
-            return held;
-        }
-        try {
-            // Both sides equal: as many of the parent's as it has now, up to the key's; the rest of the key's back.
-            Permit p = parent.drainPermits();
-            if (p.permits() > n) {
-                p.release(p.permits() - n);
-            } else if (p.permits() < n) {
-                held.release(n - p.permits());
-            }
-            held.attach(p);
-            return held;
-        } catch (Throwable t) {
-            held.close();
-            throw t;
-        }
+        return ParentSide.drain(e.granted(drained, drained.permits()), parent);
     }
 
-    CompletableFuture<Permit> acquireAsync(RedisKeyView view, long permits, Duration timeout) {
+    @Override
+    protected CompletableFuture<Permit> acquireAsync(AbstractKeyView<String, RedisPermit> view, long permits,
+            Duration timeout) {
         long deadline = timeout == null ? 0 : Timeouts.deadline(Timeouts.toNanos(timeout));
         Entry e;
         try {
@@ -440,12 +295,13 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
         e.ready.whenComplete((h, opening) -> {
             if (opening != null) {
                 e.unpin();
-                out.completeExceptionally(unwrap(opening));
+                out.completeExceptionally(ParentSide.unwrap(opening));
                 return;
             }
             CompletableFuture<Permit> first;
             try {
-                first = timeout == null ? h.acquireAsync(permits) : h.acquireAsync(permits, remaining(deadline));
+                first = timeout == null ? h.acquireAsync(permits)
+                        : h.acquireAsync(permits, ParentSide.remaining(deadline));
             } catch (Throwable t) {
                 e.unpin();
                 out.completeExceptionally(t);
@@ -455,37 +311,10 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
             first.whenComplete((p, t) -> {
                 if (t != null) {
                     e.unpin();
-                    out.completeExceptionally(unwrap(t));
+                    out.completeExceptionally(ParentSide.unwrap(t));
                     return;
                 }
-                RedisKeyedPermit held = e.granted((RedisPermit) p, permits);
-                if (parent == null) {
-                    if (!out.complete(held)) {
-                        held.close(); // the caller gave up first
-                    }
-                    return;
-                }
-                CompletableFuture<Permit> second;
-                try {
-                    second = timeout == null ? parent.acquireAsync(permits)
-                            : parent.acquireAsync(permits, remaining(deadline));
-                } catch (Throwable x) {
-                    held.close();
-                    out.completeExceptionally(x);
-                    return;
-                }
-                out.next(second);
-                second.whenComplete((pp, t2) -> {
-                    if (t2 != null) {
-                        held.close(); // the key's permits go back when the parent refuses or the wait is cancelled
-                        out.completeExceptionally(unwrap(t2));
-                        return;
-                    }
-                    held.attach(pp);
-                    if (!out.complete(held)) {
-                        held.close();
-                    }
-                });
+                ParentSide.acquireAsync(e.granted((RedisPermit) p, permits), parent, permits, timeout, deadline, out);
             });
         });
         return out;
@@ -501,7 +330,8 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
         }
     }
 
-    void awaitIdle(RedisKeyView view) throws InterruptedException {
+    @Override
+    protected void awaitIdle(AbstractKeyView<String, RedisPermit> view) throws InterruptedException {
         Entry e = pin(view, 0, "awaitIdle", null, false, false);
         try {
             e.handle(true).awaitIdle();
@@ -510,7 +340,8 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
         }
     }
 
-    CompletableFuture<Void> awaitIdleAsync(RedisKeyView view) {
+    @Override
+    protected CompletableFuture<Void> awaitIdleAsync(AbstractKeyView<String, RedisPermit> view) {
         Entry e;
         try {
             e = pin(view, 0, "awaitIdleAsync", null, true, false);
@@ -520,14 +351,6 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
         CompletableFuture<Void> idle = e.ready.thenCompose(LettuceSemaphore::awaitIdleAsync);
         idle.whenComplete((v, t) -> e.unpin());
         return idle;
-    }
-
-    private static Duration remaining(long deadline) {
-        return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-    }
-
-    private static Throwable unwrap(Throwable t) {
-        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
     }
 
     // ---------------------------------------------------------------- one key
@@ -564,7 +387,7 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
             try {
                 LettuceSemaphore h = (LettuceSemaphore) f.owner.semaphore(view.name()).permits(f.permits)
                         .lease(f.lease).expireWhenIdle(f.expireWhenIdle).build();
-                h.addListener(new Forwarder(f, view)); // R7
+                h.addListener(f.listeners.forwarder(view, null, null)); // R7
                 ready.complete(h);
             } catch (RuntimeException | Error e) {
                 f.entries.remove(key, this); // R4: it never had a handle, so it never holds permits
@@ -589,7 +412,7 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
                         if (c instanceof RuntimeException r) {
                             throw r;
                         }
-                        throw new RedisSemaphoreException("keyed semaphore '" + family.name + "': the handle of"
+                        throw new RedisSemaphoreException("keyed semaphore '" + family.name() + "': the handle of"
                                 + " key '" + key + "' could not be opened: " + c, c);
                     }
                 }
@@ -645,64 +468,6 @@ final class RedisKeyedSemaphore implements KeyedSemaphore<String> {
 
         long refsForTests() {
             return refs;
-        }
-    }
-
-    /** Tells the family's listeners of one key's events, with the key's view (R7). */
-    private static final class Forwarder implements SemaphoreListener {
-        private final RedisKeyedSemaphore family;
-        private final RedisKeyView view;
-
-        Forwarder(RedisKeyedSemaphore family, RedisKeyView view) {
-            this.family = family;
-            this.view = view;
-        }
-
-        @Override
-        public void acquired(Semaphore s, long permits, long waitNanos) {
-            SemaphoreListener[] ls = family.listeners;
-            if (ls != null) {
-                for (SemaphoreListener l : ls) {
-                    try {
-                        l.acquired(view, permits, waitNanos);
-                    } catch (Throwable t) {
-                        family.failed(l, t);
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
-            SemaphoreListener[] ls = family.listeners;
-            if (ls != null) {
-                for (SemaphoreListener l : ls) {
-                    try {
-                        l.rejected(view, permits, why, waitNanos);
-                    } catch (Throwable t) {
-                        family.failed(l, t);
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void released(Semaphore s, long permits, long heldNanos) {
-            SemaphoreListener[] ls = family.listeners;
-            if (ls != null) {
-                for (SemaphoreListener l : ls) {
-                    try {
-                        l.released(view, permits, heldNanos);
-                    } catch (Throwable t) {
-                        family.failed(l, t);
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void closed(Semaphore s) {
-            // one close of the family, not one per key: nothing to tell
         }
     }
 }

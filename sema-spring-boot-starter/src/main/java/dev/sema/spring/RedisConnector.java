@@ -11,10 +11,10 @@ import java.util.function.Function;
 
 /**
  * The starter's way to Redis: the application's {@link RedisSemaphores} bean, or one connected to
- * {@code sema.redis.uri} and owned here; and the {@code redis: true} semaphores, opened in Redis now when it can be
- * reached, or else by a background thread that tries again with a growing pause (from {@link #FIRST_PAUSE} to
- * {@link #MAX_PAUSE}) until every one is open. Until then they refuse ({@link DeferredRedisSemaphore}) and the
- * health contributor is DOWN. With {@code sema.redis.fail-fast: true}, a Redis that cannot be reached at startup
+ * {@code sema.redis.uri} and owned here; and the {@code redis: true} semaphores and keyed families, opened in Redis
+ * now when it can be reached, or else by a background thread that tries again with a growing pause (from
+ * {@link #FIRST_PAUSE} to {@link #MAX_PAUSE}) until every one is open. Until then they refuse
+ * ({@link DeferredRedisSemaphore}, {@link DeferredRedisKeyedSemaphore}) and the health contributor is DOWN. With {@code sema.redis.fail-fast: true}, a Redis that cannot be reached at startup
  * stops the start instead.
  *
  * <p>Once a semaphore is open, outages are the {@link RedisSemaphores} connection's business: it reconnects by
@@ -44,13 +44,13 @@ final class RedisConnector implements AutoCloseable {
     }
 
     /**
-     * What stands in for something kept in Redis until it is opened there, such as a semaphore's handle
-     * ({@link DeferredRedisSemaphore}).
+     * What stands in for something kept in Redis until it is opened there: a semaphore's handle
+     * ({@link DeferredRedisSemaphore}) or a keyed family's ({@link DeferredRedisKeyedSemaphore}).
      *
      * @param <T> what it becomes once opened
      */
     interface Deferred<T> {
-        /** Its name: unique among everything the connector opens. */
+        /** Its name: unique among everything the connector opens (a family and a semaphore never share one). */
         String name();
 
         /** What it is, for the log: {@code "Redis semaphore 'db'"}. */

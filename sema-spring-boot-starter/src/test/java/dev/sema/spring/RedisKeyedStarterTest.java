@@ -41,8 +41,9 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code sema.keyed.<name>.redis: true} against a real redis-server (API.md §11b, §11c): two application contexts in
  * one JVM, two processes of a fleet, share each key's limit through {@code sema.web} (keyed by a header, over real
  * HTTP) and {@code @WithPermits(key)}; a key beyond this process's {@code max-keys} and a bad key are refused; an idle
- * key leaves the process; the endpoint and the meters show the family; and an application whose Redis is down at
- * startup starts, refuses with 503 and serves once Redis is up, and again after Redis restarts.
+ * key leaves the process; a partition of a Redis semaphore as parent bounds every key across both; the endpoint and
+ * the meters show the family; and an application whose Redis is down at startup starts, refuses with 503 and serves
+ * once Redis is up, and again after Redis restarts.
  */
 @Timeout(120)
 class RedisKeyedStarterTest {
@@ -247,6 +248,32 @@ class RedisKeyedStarterTest {
         await("no key left behind", () -> quotas.size() == 0);
     }
 
+    @Test
+    void aRedisPartitionAsParentBoundsEveryKeyAcrossTheFleet() throws Exception {
+        String[] fleetParent = { "sema.semaphores.fleet.permits=2", "sema.semaphores.fleet.redis=true",
+                "sema.semaphores.fleet.lease=5s", "sema.semaphores.fleet.partitions.batch=0.5",
+                "sema.keyed.quotas.parent=fleet/batch" };
+        ConfigurableApplicationContext a = start(redis.uri(), fleetParent);
+        ConfigurableApplicationContext b = start(redis.uri(), fleetParent);
+        Semaphore fleet = b.getBean(SemaphoreRegistry.class).get("fleet");
+        CompletableFuture<HttpResponse<String>> first = hold(a, "acme-parent");
+        CompletableFuture<HttpResponse<String>> second = hold(a, "bravo-parent");
+        assertThat(fleet.availablePermits()).as("two keys hold the whole parent, read in B").isZero();
+
+        HttpResponse<String> third = http(b).get("/api/quick", TENANT, "charlie-parent");
+        assertThat(third.statusCode()).as("a free key, but no permit of the parent: " + third.body())
+                .isEqualTo(503);
+        assertThat(JSON.readTree(third.body()).get("semaphore").asString()).isEqualTo("quotas:charlie-parent");
+        await("the refused key leaves process B", () -> b.getBean(SemaphoreRegistry.class).keyed("quotas")
+                .size() == 0);
+
+        a.getBean(Api.class).release.countDown();
+        assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(second.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        await("the parent's permits come back", () -> fleet.availablePermits() == 2);
+        assertThat(http(b).get("/api/quick", TENANT, "charlie-parent").statusCode()).isEqualTo(200);
+    }
+
     private static void assertRefused(HttpResponse<String> r, String semaphore) {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
         assertThat(r.headers().firstValue("Retry-After")).hasValue("3");
@@ -266,7 +293,7 @@ class RedisKeyedStarterTest {
         return held;
     }
 
-    private ConfigurableApplicationContext start(String uri) {
+    private ConfigurableApplicationContext start(String uri, String... more) {
         ConfigurableApplicationContext c = new SpringApplicationBuilder(App.class)
                 .web(WebApplicationType.SERVLET)
                 .properties("server.port=0", "spring.main.banner-mode=off", "logging.level.root=warn",
@@ -284,6 +311,7 @@ class RedisKeyedStarterTest {
                         "sema.web.retry-after=3s",
                         "management.endpoints.web.exposure.include=health,semaphores",
                         "management.endpoint.health.show-details=always")
+                .properties(more)
                 .run();
         closing.add(c);
         return c;

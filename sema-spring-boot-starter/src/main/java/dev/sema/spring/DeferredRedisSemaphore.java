@@ -72,7 +72,8 @@ import java.util.function.Consumer;
  * listeners  | copy-on-write | copy-on-write        | -
  * onOpen     | under lock    | under lock           | lock
  */
-final class DeferredRedisSemaphore implements RedisSemaphore, StateSource, Partitioned {
+final class DeferredRedisSemaphore implements RedisSemaphore, StateSource, Partitioned,
+        RedisConnector.Deferred<RedisSemaphore> {
     private static final System.Logger LOG = System.getLogger(DeferredRedisSemaphore.class.getName());
 
     private final String name;
@@ -132,7 +133,8 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource, Parti
     }
 
     /** Records why the last attempt to open it failed, for the refusals' messages. */
-    void failedToOpen(String because) {
+    @Override
+    public void failedToOpen(String because) {
         notOpenBecause = because;
         for (DeferredRedisSemaphore v : views.values()) {
             v.notOpenBecause = because;
@@ -143,7 +145,8 @@ final class DeferredRedisSemaphore implements RedisSemaphore, StateSource, Parti
      * Makes {@code opened} the semaphore this handle is (D1), hands it the listeners (D2), then runs the open
      * actions (D3).
      */
-    void open(RedisSemaphore opened) {
+    @Override
+    public void open(RedisSemaphore opened) {
         List<Consumer<RedisSemaphore>> actions;
         lock.lock();
         try {

@@ -70,6 +70,16 @@ final class KeyExpression {
     }
 
     /**
+     * The failure of a call whose key {@code key} the family refused ({@code refusal}; on Redis, a key that is empty or
+     * has a brace): the annotation, the method and the key, with the family's reason.
+     */
+    IllegalArgumentException refused(Object key, IllegalArgumentException refusal) {
+        return new IllegalArgumentException("@WithPermits(key = \"" + text + "\") on "
+                + ClassUtils.getQualifiedMethodName(method) + " gave the key '" + key + "', which the family refuses"
+                + " (the call was not made): " + refusal.getMessage(), refusal);
+    }
+
+    /**
      * {@code #root}: the method, the bean and the arguments, as in Spring's cache expressions.
      *
      * @param method the annotated method

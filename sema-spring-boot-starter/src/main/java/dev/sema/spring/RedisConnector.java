@@ -1,6 +1,5 @@
 package dev.sema.spring;
 
-import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphoreException;
 import dev.sema.redis.RedisSemaphores;
 import java.time.Duration;
@@ -12,10 +11,10 @@ import java.util.function.Function;
 
 /**
  * The starter's way to Redis: the application's {@link RedisSemaphores} bean, or one connected to
- * {@code sema.redis.uri} and owned here; and the {@code redis: true} semaphores, opened in Redis now when it can be
- * reached, or else by a background thread that tries again with a growing pause (from {@link #FIRST_PAUSE} to
- * {@link #MAX_PAUSE}) until every one is open. Until then they refuse ({@link DeferredRedisSemaphore}) and the
- * health contributor is DOWN. With {@code sema.redis.fail-fast: true}, a Redis that cannot be reached at startup
+ * {@code sema.redis.uri} and owned here; and the {@code redis: true} semaphores and keyed families, opened in Redis
+ * now when it can be reached, or else by a background thread that tries again with a growing pause (from
+ * {@link #FIRST_PAUSE} to {@link #MAX_PAUSE}) until every one is open. Until then they refuse
+ * ({@link DeferredRedisSemaphore}, {@link DeferredRedisKeyedSemaphore}) and the health contributor is DOWN. With {@code sema.redis.fail-fast: true}, a Redis that cannot be reached at startup
  * stops the start instead.
  *
  * <p>Once a semaphore is open, outages are the {@link RedisSemaphores} connection's business: it reconnects by
@@ -44,8 +43,36 @@ final class RedisConnector implements AutoCloseable {
         }
     }
 
-    /** How a semaphore is built on a connection: its builder's options. */
-    record Opening(DeferredRedisSemaphore handle, Function<RedisSemaphores, RedisSemaphore> build) {
+    /**
+     * What stands in for something kept in Redis until it is opened there: a semaphore's handle
+     * ({@link DeferredRedisSemaphore}) or a keyed family's ({@link DeferredRedisKeyedSemaphore}).
+     *
+     * @param <T> what it becomes once opened
+     */
+    interface Deferred<T> {
+        /** Its name: unique among everything the connector opens (a family and a semaphore never share one). */
+        String name();
+
+        /** What it is, for the log: {@code "Redis semaphore 'db'"}. */
+        default String describe() {
+            return "Redis semaphore '" + name() + "'";
+        }
+
+        /** Records why the last attempt to open it failed, for its refusals' messages. */
+        void failedToOpen(String because);
+
+        /** Makes {@code opened} what it is, once (R2). */
+        void open(T opened);
+    }
+
+    /**
+     * How something is built on a connection: its builder's options.
+     *
+     * @param <T> what is built
+     * @param handle what stands in for it until then
+     * @param build builds it on a connection; may throw {@link RedisSemaphoreException}
+     */
+    record Opening<T>(Deferred<T> handle, Function<RedisSemaphores, ? extends T> build) {
     }
 
     /** The application's own RedisSemaphores, or {@code null}. */
@@ -55,7 +82,7 @@ final class RedisConnector implements AutoCloseable {
     private final boolean failFast;
     private RedisSemaphores connection;
     private boolean owned;
-    private final Map<String, Opening> pending = new LinkedHashMap<>();
+    private final Map<String, Opening<?>> pending = new LinkedHashMap<>();
     private Thread retrying;
     private boolean closed;
     /** Why the last attempt failed, for the semaphores queued behind it and for the log. */
@@ -104,7 +131,7 @@ final class RedisConnector implements AutoCloseable {
      *
      * @throws RedisSemaphoreException if it cannot be opened now and {@code sema.redis.fail-fast} is set
      */
-    void open(Opening opening) {
+    void open(Opening<?> opening) {
         synchronized (this) {
             pending.put(opening.handle().name(), opening);
             if (retrying != null) {
@@ -124,10 +151,9 @@ final class RedisConnector implements AutoCloseable {
                 throw e;
             }
             failed(e);
-            LOG.log(System.Logger.Level.WARNING, () -> "Redis semaphore '" + opening.handle().name() + "' is not"
-                    + " open: " + Settings.redacted(e.getMessage()) + ". It refuses every request until Redis is"
-                    + " reached; trying again in the background (sema.redis.fail-fast: true stops the start"
-                    + " instead)");
+            LOG.log(System.Logger.Level.WARNING, () -> opening.handle().describe() + " is not open: "
+                    + Settings.redacted(e.getMessage()) + ". It refuses every request until Redis is reached;"
+                    + " trying again in the background (sema.redis.fail-fast: true stops the start instead)");
             retryInBackground();
         }
     }
@@ -140,7 +166,7 @@ final class RedisConnector implements AutoCloseable {
     }
 
     private void attemptSerially() {
-        List<Opening> todo;
+        List<Opening<?>> todo;
         synchronized (this) {
             if (closed) {
                 return;
@@ -151,22 +177,15 @@ final class RedisConnector implements AutoCloseable {
         try {
             c = connection();
         } catch (Unreachable e) {
-            for (Opening o : todo) {
+            for (Opening<?> o : todo) {
                 o.handle().failedToOpen(Settings.redacted(e.getMessage()));
             }
             throw e;
         }
         RedisSemaphoreException failed = null;
-        for (Opening o : todo) {
+        for (Opening<?> o : todo) {
             try {
-                RedisSemaphore opened = o.build().apply(c);
-                boolean mine;
-                synchronized (this) {
-                    mine = !closed && pending.remove(o.handle().name(), o);
-                }
-                if (mine) {
-                    o.handle().open(opened);
-                }
+                openOn(c, o);
             } catch (RedisSemaphoreException e) {
                 o.handle().failedToOpen(Settings.redacted(e.getMessage()));
                 failed = failed == null ? e : failed;
@@ -174,6 +193,18 @@ final class RedisConnector implements AutoCloseable {
         }
         if (failed != null) {
             throw failed;
+        }
+    }
+
+    /** Builds {@code o} on {@code c} and opens its handle, unless someone else did (R2) or the connector closed. */
+    private <T> void openOn(RedisSemaphores c, Opening<T> o) {
+        T opened = o.build().apply(c);
+        boolean mine;
+        synchronized (this) {
+            mine = !closed && pending.remove(o.handle().name(), o);
+        }
+        if (mine) {
+            o.handle().open(opened);
         }
     }
 

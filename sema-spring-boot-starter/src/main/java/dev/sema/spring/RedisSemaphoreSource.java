@@ -1,9 +1,10 @@
 package dev.sema.spring;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Semaphore;
 
 /**
- * Opens the {@code redis: true} semaphores: a bean only when sema-redis is on the class path, so that the
+ * Opens the {@code redis: true} semaphores and keyed families: a bean only when sema-redis is on the class path, so that the
  * registry names no Redis type.
  */
 interface RedisSemaphoreSource {
@@ -24,6 +25,24 @@ interface RedisSemaphoreSource {
      */
     Semaphore open(String name, SemaProperties.SemaphoreProperties config, long permits, long maxPermits,
             ConfiguredPartitions partitions, Settings settings);
+
+    /**
+     * The handle on the keyed family {@code name} ({@code RedisSemaphores.keyed(name)}): built now when Redis can be
+     * reached, else once it is, refusing every request until then; its keys are {@code String.valueOf(key)}.
+     *
+     * @param name the family's name
+     * @param config its properties, checked but for what only a Redis family needs ({@code lease},
+     *        {@code expire-when-idle}, a name Redis takes)
+     * @param permits each key's limit, checked
+     * @param maxKeys the most keys live in this process at once, checked
+     * @param parent what every key's permits also hold as many of, or {@code null}
+     * @param settings for the messages
+     * @return the handle
+     * @throws SemaConfigurationException if the properties do not fit a Redis family, there is no Redis to keep it
+     *         in, or it cannot be opened now and {@code sema.redis.fail-fast} is set
+     */
+    KeyedSemaphore<Object> openKeyed(String name, SemaProperties.KeyedProperties config, long permits, int maxKeys,
+            Semaphore parent, Settings settings);
 
     /**
      * Runs {@code action} once the semaphore that {@link #open} returned is open in Redis: now, on this thread,

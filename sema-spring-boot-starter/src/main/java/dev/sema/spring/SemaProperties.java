@@ -46,19 +46,29 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
     /**
      * {@code sema.keyed.<name>.*}: one keyed family.
      *
-     * @param permits Each key's limit: how many permits one key may hold at once. Required; 0 up to max-permits.
+     * @param permits Each key's limit: how many permits one key may hold at once. Required; 0 up to max-permits. On
+     *        Redis, the limit a key's semaphore is created with (the stored one wins while it exists).
      * @param maxKeys Most keys live at once (holding permits or with requests waiting); a request that would make
-     *        one more is refused (503 over HTTP). Defaults to 100000; at least 1.
-     * @param maxPermits Ceiling of a key's limit. Defaults to permits.
+     *        one more is refused (503 over HTTP). Defaults to 100000; at least 1. On Redis, the keys live in this
+     *        process (every process has this bound of its own).
+     * @param maxPermits Ceiling of a key's limit. Defaults to permits. Local families only.
      * @param parent Semaphore of sema.semaphores that every key's permits also hold as many of, a limit for all
-     *        keys together: its name (api), or a partition of it (api/batch).
-     * @param redis Whether the family's keys live in Redis, shared by the fleet. Not supported yet: only false (the
-     *        default) is accepted.
+     *        keys together: its name (api), or a partition of it (api/batch). Local or Redis, for a family of
+     *        either kind.
+     * @param redis Whether the family's keys live in Redis, shared by the fleet: the semaphore of key k is the Redis
+     *        semaphore named name:k, whose limit every process that configures the family shares. Keys are then
+     *        compared as text (String.valueOf), and a key that is empty or contains a brace is refused. Needs
+     *        sema.redis.uri or a RedisSemaphores bean.
      * @param leakDetection Whether Permits of a key that become unreachable while holding permits are reported and
-     *        their permits returned: off, sampled or paranoid.
+     *        their permits returned: off, sampled or paranoid. Local families only.
+     * @param lease How long a key's grant lives in Redis unless renewed (it is renewed while the permit is open and
+     *        the process lives). Redis families only; defaults to 30s.
+     * @param expireWhenIdle How long after its last use a key's semaphore disappears from Redis. Redis families
+     *        only; defaults to 10m.
      */
     public record KeyedProperties(Long permits, Integer maxKeys, Long maxPermits, String parent,
-            @DefaultValue("false") boolean redis, @DefaultValue("off") LeakDetection leakDetection) {
+            @DefaultValue("false") boolean redis, @DefaultValue("off") LeakDetection leakDetection, Duration lease,
+            Duration expireWhenIdle) {
     }
 
     /**

@@ -28,7 +28,8 @@ import org.springframework.web.util.UrlPathHelper;
  * the two waits together bounded by {@code max-wait}. The key's comes first so that a tenant at its own limit waits
  * or is refused without holding a permit that other tenants share. Both are held until the response is complete,
  * and both are given back then (the semaphore's first); a refusal of the second gives the first back at once. A
- * request without a key is answered 400 naming what it lacks, never limited under a shared key; a family at its
+ * request without a key is answered 400 naming what it lacks, never limited under a shared key, and so is one whose key
+ * the family refuses (a family on Redis takes no empty key and none with a brace), naming the key; a family at its
  * {@code max-keys} refuses a new key with 503 like any refusal.
  *
  * <p>Runs once per request: not again on the asynchronous or error dispatches of the same request
@@ -66,7 +67,14 @@ final class SemaphoreFilter extends OncePerRequestFilter {
                 sendBadRequest(request, response, limit.missingKey());
                 return;
             }
-            keySemaphore = limit.family().get(key);
+            try {
+                keySemaphore = limit.family().get(key);
+            } catch (IllegalArgumentException badKey) {
+                // A key the family cannot take (on Redis: empty, or with a brace) is the client's mistake, as a
+                // missing one is: limiting it under some other key would share that key's limit.
+                sendBadRequest(request, response, limit.badKey(key, badKey));
+                return;
+            }
         }
         Semaphore semaphore = limit.semaphore() == null ? null : limit.partitioned()
                 ? limit.select(PATHS.getPathWithinApplication(request), request::getHeader) : limit.semaphore();

@@ -85,8 +85,10 @@ public interface SemaphoreRegistry {
     Optional<AdaptiveLimit> adaptive(String name);
 
     /**
-     * Returns the keyed family of that name ({@code sema.keyed.<name>}). Its keys are compared as given
-     * ({@code equals}): the key {@code "42"} and the key {@code 42} are two keys.
+     * Returns the keyed family of that name ({@code sema.keyed.<name>}). A local family's keys are compared as given
+     * ({@code equals}): the key {@code "42"} and the key {@code 42} are two keys. A family on Redis
+     * ({@code redis: true}) takes {@code String.valueOf(key)}, the same text in every process, so they are one key
+     * there; its {@code get} refuses a key that is empty or contains a brace ({@link IllegalArgumentException}).
      *
      * <p>The default, for a registry of the application's own that has no families, knows none.
      *

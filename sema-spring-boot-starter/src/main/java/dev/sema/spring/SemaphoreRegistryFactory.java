@@ -90,17 +90,15 @@ final class SemaphoreRegistryFactory {
                     + Settings.semaphore(name) + "): a family and a semaphore cannot share a name, which"
                     + " @WithPermits and sema.web refer to", "Rename the family or the semaphore.");
         }
-        if (config.redis()) {
-            throw settings.invalid(at + ".redis", true, "keyed families on Redis are not supported by the starter"
-                    + " yet", "Set " + at + ".redis=false (a family of this process), or build one with"
-                            + " RedisSemaphores.keyed(\"" + name + "\") in the application.");
-        }
         if (config.permits() == null) {
             throw settings.invalid(at + ".permits", null, "is required: how many permits one key may hold at once",
                     "Set " + at + ".permits to 0 or more.");
         }
         long permits = config.permits();
         checkCount(at + ".permits", permits);
+        if (config.redis()) {
+            checkRedisKeyedFits(at, config);
+        }
         long maxPermits = permits;
         if (config.maxPermits() != null) {
             maxPermits = config.maxPermits();
@@ -111,19 +109,61 @@ final class SemaphoreRegistryFactory {
                                 + " (it defaults to permits).");
             }
         }
-        KeyedSemaphore.Builder<Object> builder = KeyedSemaphore.builder().name(name).permits(permits)
-                .maxPermits(maxPermits).leakDetection(config.leakDetection());
+        int maxKeys = 100_000;
         if (config.maxKeys() != null) {
             if (config.maxKeys() < 1) {
                 throw settings.invalid(at + ".max-keys", config.maxKeys(), "must be at least 1", "Set " + at
                         + ".max-keys to the most keys that may be live at once, or leave it out (100000).");
             }
-            builder.maxKeys(config.maxKeys());
+            maxKeys = config.maxKeys();
         }
-        if (config.parent() != null && !config.parent().isBlank()) {
-            builder.parent(parent(registry, at + ".parent", config.parent().trim()));
+        Semaphore parent = config.parent() == null || config.parent().isBlank() ? null
+                : parent(registry, at + ".parent", config.parent().trim());
+        KeyedSemaphore<Object> family;
+        if (config.redis()) {
+            if (redis == null) {
+                throw settings.invalid(at + ".redis", true, "there is no Redis to keep it in: sema-redis is not on"
+                        + " the class path", "Add dev.sema:sema-redis to the application's dependencies and set"
+                                + " sema.redis.uri (or define a RedisSemaphores bean), or make the family local with "
+                                + at + ".redis=false.");
+            }
+            family = redis.openKeyed(name, config, permits, maxKeys, parent, settings);
+        } else {
+            if (config.lease() != null) {
+                LOG.log(System.Logger.Level.WARNING, at + ".lease applies to keyed families on Redis only (redis:"
+                        + " true); ignored");
+            }
+            if (config.expireWhenIdle() != null) {
+                LOG.log(System.Logger.Level.WARNING, at + ".expire-when-idle applies to keyed families on Redis only"
+                        + " (redis: true); ignored");
+            }
+            KeyedSemaphore.Builder<Object> builder = KeyedSemaphore.builder().name(name).permits(permits)
+                    .maxPermits(maxPermits).leakDetection(config.leakDetection()).maxKeys(maxKeys);
+            if (parent != null) {
+                builder.parent(parent);
+            }
+            family = builder.build();
         }
-        registry.addKeyed(name, builder.build(), permits);
+        registry.addKeyed(name, family, permits);
+    }
+
+    /**
+     * Refuses what a keyed family on Redis has no use for: a key's semaphore is created with its limit as its
+     * ceiling and a key's view cannot be resized, and a lease, not leak detection, returns the permits of a holder
+     * that is gone.
+     */
+    private void checkRedisKeyedFits(String at, SemaProperties.KeyedProperties config) {
+        if (config.maxPermits() != null) {
+            throw settings.invalid(at + ".max-permits", config.maxPermits(), "applies to local keyed families only: a"
+                    + " key's semaphore on Redis has its limit as its ceiling (a key's limit cannot be changed at"
+                    + " run time)", "Remove " + at + ".max-permits, or make the family local (" + at
+                            + ".redis=false).");
+        }
+        if (config.leakDetection() != LeakDetection.OFF) {
+            throw settings.invalid(at + ".leak-detection", config.leakDetection(), "applies to local keyed families"
+                    + " only (on Redis, a key's lease returns the permits of a holder that stopped renewing it)",
+                    "Remove " + at + ".leak-detection, or make the family local (" + at + ".redis=false).");
+        }
     }
 
     /** The semaphore {@code api}, or the view of its partition {@code api/batch}, that {@code written} names. */

@@ -1,5 +1,6 @@
 package dev.sema.spring;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Semaphore;
 import dev.sema.internal.Partitioned;
 import dev.sema.internal.Partitioned.PartitionState;
@@ -157,10 +158,31 @@ record SemaphoreState(String kind, long permits, long maxPermits, long available
         return REDIS_PRESENT && RedisKind.isRedis(s);
     }
 
+    /** Whether {@code family} is a keyed family on Redis, as the starter builds them. */
+    static boolean isRedis(KeyedSemaphore<?> family) {
+        return REDIS_PRESENT && RedisKind.isRedis(family);
+    }
+
+    /**
+     * Why a keyed family on Redis cannot serve yet (it is not open: Redis has not been reached), or {@code null} when
+     * it can, or is local. Nothing is read: a family has no state of its own in Redis.
+     */
+    static String notOpen(KeyedSemaphore<?> family) {
+        return REDIS_PRESENT ? RedisKind.notOpen(family) : null;
+    }
+
     /** Loaded only when sema-redis is on the class path. */
     private static final class RedisKind {
         static boolean isRedis(Semaphore s) {
             return s instanceof dev.sema.redis.RedisSemaphore;
+        }
+
+        static boolean isRedis(KeyedSemaphore<?> family) {
+            return family instanceof DeferredRedisKeyedSemaphore;
+        }
+
+        static String notOpen(KeyedSemaphore<?> family) {
+            return family instanceof DeferredRedisKeyedSemaphore d ? d.notOpen() : null;
         }
     }
 }

@@ -39,7 +39,9 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  *                                              "queued": 1}]},
  *                                    "fleet": {"kind": "redis", "error": "RedisSemaphoreException: ..."},
  *                                    "exports": {"kind": "keyed", "keys": 3, "maxKeys": 100000,
- *                                           "permitsPerKey": 5}}}
+ *                                           "permitsPerKey": 5, "closed": false},
+ *                                    "quotas": {"kind": "keyed", "redis": true, "keys": 1, "maxKeys": 100000,
+ *                                           "permitsPerKey": 2, "closed": false}}}
  * GET  /actuator/semaphores/db    {"kind": "local", "permits": 10, ...}; 404 for an unknown name, 503 with
  *                                 {"kind": "redis", "error": "..."} for one whose state cannot be read
  * POST /actuator/semaphores/db    {"permits": 20}: setPermits(20), then the new state; 404 for an unknown
@@ -59,8 +61,11 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  *
  * <p>Keyed families ({@code sema.keyed}) follow the semaphores, as {@code kind} {@code keyed}: their live keys (never
  * the keys themselves), {@code maxKeys}, and {@code permitsPerKey}, the configured limit of each key (left out for a
- * family of an application's own registry, whose limit may be a function of the key). A family's limit cannot be
- * changed here: a POST on one answers 400.
+ * family of an application's own registry, whose limit may be a function of the key). A family on Redis
+ * ({@code redis: true}) says so with {@code "redis": true}; its {@code keys} and {@code maxKeys} are this process's,
+ * read without a round trip (a key's limit in Redis is the one it was created with, which may differ from
+ * {@code permitsPerKey} while another configuration's key lives). A family's limit cannot be changed here: a POST on
+ * one answers 400.
  *
  * <p>Over HTTP it must be exposed like any other endpoint
  * ({@code management.endpoints.web.exposure.include=semaphores}); the status codes come from
@@ -117,7 +122,8 @@ public class SemaphoresEndpoint {
 
     private KeyedDescriptor keyed(String name, KeyedSemaphore<Object> family) {
         Long perKey = registry instanceof ConfiguredSemaphoreRegistry c ? c.permitsPerKey(name) : null;
-        return new KeyedDescriptor("keyed", family.size(), family.maxKeys(), perKey, family.isClosed());
+        return new KeyedDescriptor("keyed", SemaphoreState.isRedis(family), family.size(), family.maxKeys(), perKey,
+                family.isClosed());
     }
 
     /** A POST on a keyed family: refused with what to do instead. */
@@ -223,13 +229,15 @@ public class SemaphoresEndpoint {
      * A keyed family.
      *
      * @param kind {@code keyed}
-     * @param keys the live keys: those holding permits or with requests waiting
+     * @param redis whether its keys live in Redis, shared by the fleet (left out of the JSON when not)
+     * @param keys the live keys: those holding permits or with requests waiting (on Redis, in this process)
      * @param maxKeys the most keys live at once
      * @param permitsPerKey each key's limit as configured, or {@code null} (left out of the JSON) when not known
      * @param closed whether it is closed
      */
-    @JsonPropertyOrder({"kind", "keys", "maxKeys", "permitsPerKey", "closed"})
-    public record KeyedDescriptor(String kind, int keys, int maxKeys,
+    @JsonPropertyOrder({"kind", "redis", "keys", "maxKeys", "permitsPerKey", "closed"})
+    public record KeyedDescriptor(String kind, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean redis, int keys,
+            int maxKeys,
             @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Long permitsPerKey, boolean closed)
             implements SemaphoreEntry {
     }

@@ -8,8 +8,8 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
  * The {@code semaphores} health contributor: UP, or DOWN naming each Redis semaphore whose state cannot be
- * read (Redis down, or no reply within {@link SemaphoreState#READ_TIMEOUT}). Local semaphores are always
- * readable. The semaphores are read as {@link SemaphoreState#readAll} reads them: the Redis ones in parallel,
+ * read (Redis down, or no reply within {@link SemaphoreState#READ_TIMEOUT}), and each keyed family on Redis not open
+ * yet (Redis not reached since startup). Local semaphores are always readable. The semaphores are read as {@link SemaphoreState#readAll} reads them: the Redis ones in parallel,
  * the wait bounded in all.
  *
  * <pre>
@@ -33,6 +33,12 @@ final class SemaphoresHealthIndicator implements HealthIndicator {
         SemaphoreState.readAll(all).forEach((name, reading) -> {
             if (reading instanceof SemaphoreState.Unreadable u) {
                 unreadable.put(name, u.problem());
+            }
+        });
+        registry.allKeyed().forEach((name, family) -> {
+            String notOpen = SemaphoreState.notOpen(family);
+            if (notOpen != null) {
+                unreadable.put(name, notOpen);
             }
         });
         Health.Builder health = unreadable.isEmpty() ? Health.up() : Health.down();

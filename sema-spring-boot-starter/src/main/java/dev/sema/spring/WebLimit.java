@@ -277,6 +277,13 @@ final class WebLimit {
         return lacks + ", which sema.web.key names as the key of keyed semaphore '" + family.name() + "'";
     }
 
+    /** Why a request whose key the family refused ({@code refusal}) is refused: the key and the family's reason. */
+    String badKey(String key, IllegalArgumentException refusal) {
+        return "the key '" + key + "' that sema.web.key reads (" + (keySource == KeySource.HEADER ? "the " + keyHeader
+                + " header" : keySource == KeySource.PRINCIPAL ? "the principal's name" : "the remote address")
+                + ") is refused by keyed semaphore '" + family.name() + "': " + refusal.getMessage();
+    }
+
     /**
      * The semaphore, or partition of it, that a limited request takes its permit of.
      *

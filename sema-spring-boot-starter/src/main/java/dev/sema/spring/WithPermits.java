@@ -81,8 +81,9 @@ import java.lang.annotation.Target;
  * <h2>Keyed families</h2>
  * With {@link #key()}, {@link #value()} names a keyed family ({@code sema.keyed.<name>}) and the permits are those
  * of the key the expression gives, evaluated at each call (the expression is parsed once, at startup). A refusal
- * names the key's semaphore ({@code "exports[acme]"}); a family at its {@code max-keys} refuses a new key as a full
- * semaphore refuses a request (503 in Spring MVC, the fallback if there is one).
+ * names the key's semaphore ({@code "exports[acme]"}, on Redis {@code "exports:acme"}); a family at its
+ * {@code max-keys} refuses a new key as a full semaphore refuses a request (503 in Spring MVC, the fallback if there
+ * is one). A family on Redis ({@code redis: true}) takes {@code String.valueOf} of the key.
  * {@snippet :
  * @WithPermits(value = "exports", key = "#tenant.id", timeout = "0")
  * Report export(Tenant tenant, long id) {
@@ -142,7 +143,8 @@ public @interface WithPermits {
      * {@code "#tenant.id"}, {@code "#p0"}, {@code "#root.args[1]"}, {@code "@tenants.current()"}. The call holds
      * permits of that key's semaphore (and, with the family's parent, as many of the parent's). A key that comes out
      * {@code null} fails the call with an {@code IllegalArgumentException} naming the expression and the method
-     * (never a shared key); a key beyond the family's {@code max-keys} is a refusal, as when no permit came. Required
+     * (never a shared key), and so does one the family refuses (on Redis, an empty key or one with a brace), naming
+     * the key too; a key beyond the family's {@code max-keys} is a refusal, as when no permit came. Required
      * with a family and refused with a semaphore: either stops the application at startup, as does an expression
      * that does not parse.
      *

@@ -109,7 +109,12 @@ final class WithPermitsInterceptor implements MethodInterceptor {
     private record ByKey(KeyedSemaphore<Object> family, KeyExpression key) implements Target {
         @Override
         public Semaphore select(MethodInvocation invocation) {
-            return family.get(key.evaluate(invocation.getThis(), invocation.getArguments()));
+            Object k = key.evaluate(invocation.getThis(), invocation.getArguments());
+            try {
+                return family.get(k);
+            } catch (IllegalArgumentException refused) {
+                throw key.refused(k, refused);
+            }
         }
     }
 

@@ -27,7 +27,8 @@
  *       permits: 100
  *       partitions: { checkout: 0.6, browse: 0.3, batch: 0.1 }   # order written = priority; local only
  *   keyed:                                # one semaphore per key, made on first use, gone once idle
- *     exports: { permits: 5, max-keys: 100000, parent: api/batch }   # local only for now
+ *     exports: { permits: 5, max-keys: 100000, parent: api/batch }
+ *     quotas: { permits: 2, redis: true, lease: 30s, expire-when-idle: 10m }  # each key shared by the fleet
  *   web:                                  # inbound requests through one semaphore (servlet filter)
  *     semaphore: api
  *     paths: /api/**                      # Ant-style, comma-separated; default /**
@@ -45,14 +46,16 @@
  * <caption>The sema.* properties</caption>
  * <thead><tr><th>property</th><th>default</th><th>meaning</th></tr></thead>
  * <tbody>
- * <tr><td>{@code sema.redis.uri}</td><td>none</td><td>The Redis of the {@code redis: true} semaphores
- *     ({@code redis://}, {@code rediss://}, {@code redis-sentinel://}). The starter connects to it itself (not as
- *     a bean) and closes the connection at shutdown, unless the application defines a {@code RedisSemaphores}
- *     bean (for Redis Cluster: {@code RedisSemaphores.connectCluster}), which is used instead.</td></tr>
+ * <tr><td>{@code sema.redis.uri}</td><td>none</td><td>The Redis of the {@code redis: true} semaphores and keyed
+ *     families ({@code redis://}, {@code rediss://}, {@code redis-sentinel://}). The starter connects to it
+ *     itself (not as a bean) and closes the connection at shutdown, unless the application defines a
+ *     {@code RedisSemaphores} bean (for Redis Cluster: {@code RedisSemaphores.connectCluster}), which is used
+ *     instead.</td></tr>
  * <tr><td>{@code sema.redis.fail-fast}</td><td>{@code false}</td><td>{@code true}: a Redis that cannot be reached
- *     at startup stops the start. By default the application starts; its Redis semaphores refuse every request
- *     (503, or the {@code @WithPermits} fallback) and the health contributor is DOWN until the starter, trying
- *     again in the background (every 250 ms at first, then at most every 5 s), reaches Redis.</td></tr>
+ *     at startup stops the start. By default the application starts; its Redis semaphores and keyed families
+ *     refuse every request (503, or the {@code @WithPermits} fallback) and the health contributor is DOWN until
+ *     the starter, trying again in the background (every 250 ms at first, then at most every 5 s), reaches
+ *     Redis.</td></tr>
  * <tr><td>{@code sema.semaphores.<name>.permits}</td><td>required</td><td>The limit it starts with,
  *     {@code 0..max-permits}.</td></tr>
  * <tr><td>{@code sema.semaphores.<name>.max-permits}</td><td>{@code permits}</td><td>The ceiling the limit may be
@@ -115,15 +118,26 @@
  *     matching pattern wins; a request matching none is of no partition.</td></tr>
  * <tr><td>{@code sema.keyed.<name>.permits}</td><td>required</td><td>Each key's limit in the keyed family
  *     {@code <name>} (a {@code KeyedSemaphore<Object>}, keys compared as given: {@code registry.keyed(name)}). A
- *     family's name must not be a semaphore's.</td></tr>
- * <tr><td>{@code sema.keyed.<name>.max-keys}</td><td>100000</td><td>The most keys live at once; a request for
- *     one more is refused ({@code TooManyKeysException}: 503, or the fallback).</td></tr>
- * <tr><td>{@code sema.keyed.<name>.max-permits}</td><td>permits</td><td>The ceiling of a key's limit.</td></tr>
+ *     family's name must not be a semaphore's. On Redis, the limit a key's semaphore is created with (the stored
+ *     one wins while it exists).</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.max-keys}</td><td>100000</td><td>The most keys live at once (on Redis, in this
+ *     process); a request for one more is refused ({@code TooManyKeysException}: 503, or the fallback).</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.max-permits}</td><td>permits</td><td>The ceiling of a key's limit; local
+ *     families only (on Redis it stops the start).</td></tr>
  * <tr><td>{@code sema.keyed.<name>.parent}</td><td>none</td><td>A semaphore ({@code api}) or a partition of one
- *     ({@code api/batch}) whose permits every key's permits also hold.</td></tr>
- * <tr><td>{@code sema.keyed.<name>.redis}</td><td>false</td><td>{@code true} is not supported yet and stops the
- *     start.</td></tr>
- * <tr><td>{@code sema.keyed.<name>.leak-detection}</td><td>off</td><td>As for a semaphore.</td></tr>
+ *     ({@code api/batch}), local or Redis, whose permits every key's permits also hold.</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.redis}</td><td>false</td><td>{@code true}: the family
+ *     {@code RedisSemaphores.keyed(name)} builds, whose key {@code k} is the {@code RedisSemaphore} named
+ *     {@code <name>:k}, its limit shared by every process on the same Redis. Keys are
+ *     {@code String.valueOf(key)}; one that is empty or contains a brace is refused ({@code sema.web}: 400 naming
+ *     it; {@code @WithPermits}: {@code IllegalArgumentException}). It works from the moment Redis is reached, as
+ *     the Redis semaphores do.</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.lease}</td><td>30s</td><td>Redis only: how long a key's grant lives unless
+ *     renewed (100ms to 1d).</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.expire-when-idle}</td><td>10m</td><td>Redis only: a key's semaphore
+ *     disappears from Redis after this long unused (1s to 365d).</td></tr>
+ * <tr><td>{@code sema.keyed.<name>.leak-detection}</td><td>off</td><td>As for a semaphore; local families
+ *     only.</td></tr>
  * <tr><td>{@code sema.web.keyed}</td><td>none</td><td>A keyed family each limited request also takes one permit
  *     of, for its key: the key's permit first, then the semaphore's (when {@code sema.web.semaphore} is set; it may
  *     be left out), both within {@code max-wait}, both held until the response is complete.</td></tr>
@@ -149,8 +163,9 @@
  *     {@code SemaphoreMetrics}, e.g. {@code sema_permits_limit{name="db"}} at {@code /actuator/prometheus}.</li>
  * <li>The actuator: the {@code semaphores} endpoint ({@link dev.sema.spring.SemaphoresEndpoint}; GET all, GET
  *     one, POST {@code {"permits": 20}}; a partitioned semaphore with each partition's share, held permits,
- *     guarantee and queue; a keyed family with its live keys, {@code maxKeys} and permits per key) and the {@code semaphores} health contributor (DOWN naming each Redis semaphore whose
- *     state cannot be read).</li>
+ *     guarantee and queue; a keyed family with its live keys, {@code maxKeys} and permits per key, and
+ *     {@code "redis": true} for one on Redis) and the {@code semaphores} health contributor (DOWN naming each Redis
+ *     semaphore whose state cannot be read, and each keyed family on Redis not open yet).</li>
  * </ul>
  *
  * <h2>Startup and shutdown</h2>
@@ -159,13 +174,14 @@
  * {@code @WithPermits} naming none or a {@code fallback} that does not fit, {@code sema.web} on a semaphore whose
  * {@code max-permits} is 0, partitions' shares out of range or adding up to more than 1, a partition that
  * {@code @WithPermits(partition)} or {@code sema.web.partition-*} names but the semaphore lacks, an unknown keyed
- * family or parent, a {@code @WithPermits(key)} on a semaphore or none on a family, ...) stops the application at
- * startup, and Spring Boot's failure report names the
- * property (or annotation), the value and where it was set. A Redis that cannot be reached does not, unless
- * {@code sema.redis.fail-fast} is set: see above. When the context closes, once the web server has stopped taking
- * requests: the adaptive limits are closed, then the keyed families, then the local semaphores (their waiters fail; held permits can still
- * be released), then the Redis connection the starter opened, which releases the permits this process still holds
- * and leaves the Redis semaphores open for the rest of the fleet.
+ * family or parent, a {@code @WithPermits(key)} on a semaphore or none on a family, {@code max-permits} or
+ * {@code leak-detection} on a keyed family on Redis, ...) stops the application at startup, and Spring Boot's
+ * failure report names the property (or annotation), the value and where it was set. A Redis that cannot be
+ * reached does not, unless {@code sema.redis.fail-fast} is set: see above. When the context closes, once the web
+ * server has stopped taking requests: the adaptive limits are closed, then the keyed families (on Redis: this
+ * process's use of them), then the local semaphores (their waiters fail; held permits can still be released), then
+ * the Redis connection the starter opened, which releases the permits this process still holds and leaves the Redis
+ * semaphores and keys open for the rest of the fleet.
  *
  * <h2>Virtual threads</h2>
  * With {@code spring.threads.virtual.enabled=true}, requests that wait in the filter or in a {@code @WithPermits}

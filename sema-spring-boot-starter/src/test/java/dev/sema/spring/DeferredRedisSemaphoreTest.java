@@ -296,7 +296,7 @@ class DeferredRedisSemaphoreTest {
                 for (String name : List.of("late-a", "late-b", "late-c", "late-d")) {
                     DeferredRedisSemaphore h = new DeferredRedisSemaphore(name, 2, RedisSemaphore.DEFAULT_LEASE);
                     handles.add(h);
-                    connector.open(new RedisConnector.Opening(h, c -> {
+                    connector.open(new RedisConnector.Opening<>(h, c -> {
                         builds.incrementAndGet();
                         return c.semaphore(name).permits(2).build();
                     }));
@@ -330,7 +330,7 @@ class DeferredRedisSemaphoreTest {
                 RedisSemaphores::connect, true);
         try (connector) {
             DeferredRedisSemaphore h = new DeferredRedisSemaphore("never", 1, RedisSemaphore.DEFAULT_LEASE);
-            assertThatThrownBy(() -> connector.open(new RedisConnector.Opening(h, c -> c.semaphore("never").build())))
+            assertThatThrownBy(() -> connector.open(new RedisConnector.Opening<>(h, c -> c.semaphore("never").build())))
                     .isInstanceOf(RedisConnector.Unreachable.class);
             assertThat(connector.pending()).isEmpty();
             assertThatThrownBy(connector::checkAtStartup).isInstanceOf(RedisConnector.Unreachable.class);

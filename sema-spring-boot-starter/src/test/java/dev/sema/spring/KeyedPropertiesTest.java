@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.ContextConsumer;
@@ -127,13 +128,83 @@ class KeyedPropertiesTest {
     }
 
     @Test
-    void aRedisFamilyIsNotSupportedYet() {
-        runner.withPropertyValues("sema.keyed.exports.permits=1", "sema.keyed.exports.redis=true")
+    void aRedisFamilyRefusesWhatHasNoMeaningOnRedisNamingTheProperty() {
+        String[] redisFamily = { "sema.keyed.exports.permits=1", "sema.keyed.exports.redis=true" };
+        runner.withPropertyValues(redisFamily).withPropertyValues("sema.keyed.exports.max-permits=3")
                 .run(context -> {
-                    failsWith("sema.keyed.exports.redis", "true", "keyed families on Redis are not supported")
+                    failsWith("sema.keyed.exports.max-permits", "3", "applies to local keyed families only")
                             .accept(context);
                     FailureAnalysis analysis = new SemaFailureAnalyzer().analyze(context.getStartupFailure());
-                    assertThat(analysis.getAction()).contains("sema.keyed.exports.redis=false");
+                    assertThat(analysis.getAction()).contains("Remove sema.keyed.exports.max-permits",
+                            "sema.keyed.exports.redis=false");
+                });
+        runner.withPropertyValues(redisFamily).withPropertyValues("sema.keyed.exports.leak-detection=sampled")
+                .run(failsWith("sema.keyed.exports.leak-detection", "sampled", "applies to local keyed families"
+                        + " only (on Redis, a key's lease returns"));
+        runner.withPropertyValues(redisFamily).withPropertyValues("sema.keyed.exports.lease=10ms")
+                .run(failsWith("sema.keyed.exports.lease", "10ms", "must be between 100ms and 1d"));
+        runner.withPropertyValues(redisFamily).withPropertyValues("sema.keyed.exports.expire-when-idle=10ms")
+                .run(failsWith("sema.keyed.exports.expire-when-idle", "10ms", "must be between 1s and 365d"));
+        runner.withPropertyValues(redisFamily).withPropertyValues("sema.keyed.exports.parent=nope")
+                .run(failsWith("sema.keyed.exports.parent", "nope", "names no semaphore (there are [api, db])"));
+        runner.withPropertyValues(redisFamily).withPropertyValues("sema.keyed.exports.max-keys=0")
+                .run(failsWith("sema.keyed.exports.max-keys", "0", "must be at least 1"));
+    }
+
+    @Test
+    void aRedisFamilyWithoutRedisStopsTheStart() {
+        runner.withPropertyValues("sema.keyed.exports.permits=1", "sema.keyed.exports.redis=true").run(context -> {
+            failsWith("sema.keyed.exports.redis", "true", "there is no Redis to keep it in").accept(context);
+            FailureAnalysis analysis = new SemaFailureAnalyzer().analyze(context.getStartupFailure());
+            assertThat(analysis.getAction()).contains("sema.redis.uri", "make the family local with"
+                    + " sema.keyed.exports.redis=false");
+        });
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SemaRedisAutoConfiguration.class, SemaAutoConfiguration.class))
+                .withClassLoader(new FilteredClassLoader("dev.sema.redis"))
+                .withPropertyValues("sema.keyed.exports.permits=1", "sema.keyed.exports.redis=true")
+                .run(failsWith("sema.keyed.exports.redis", "true", "sema-redis is not on the class path"));
+    }
+
+    @Test
+    void aLocalFamilyIgnoresTheRedisOnlyOptions() {
+        runner.withPropertyValues("sema.keyed.exports.permits=1", "sema.keyed.exports.lease=5s",
+                "sema.keyed.exports.expire-when-idle=1m").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    KeyedSemaphore<Object> exports = context.getBean(SemaphoreRegistry.class).keyed("exports");
+                    assertThat(SemaphoreState.isRedis(exports)).isFalse();
+                    assertThat(exports.get("acme").name()).isEqualTo("exports[acme]");
+                });
+    }
+
+    /** Redis not reachable (nothing listens on the port): the family starts refusing, and checks keys all the same. */
+    @Test
+    void aRedisFamilyRefusesAnEmptyKeyOrOneWithABraceBeforeRedisIsReached() {
+        runner.withUserConfiguration(Keyed.class)
+                .withPropertyValues("sema.redis.uri=redis://127.0.0.1:1?timeout=1s", "sema.keyed.exports.permits=1",
+                        "sema.keyed.exports.redis=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    KeyedSemaphore<Object> exports = context.getBean(SemaphoreRegistry.class).keyed("exports");
+                    assertThat(SemaphoreState.isRedis(exports)).isTrue();
+                    assertThat(exports.get(42)).as("keys are String.valueOf(key)").isEqualTo(exports.get("42"));
+                    assertThat(exports.get(42).name()).isEqualTo("exports:42");
+                    assertThatThrownBy(() -> exports.get("a{b}")).isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageContaining("key 'a{b}' of keyed semaphore 'exports' contains a brace");
+                    assertThatThrownBy(() -> exports.get("")).isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageContaining("key '' of keyed semaphore 'exports' is empty");
+                    KeyedService service = context.getBean(KeyedService.class);
+                    assertThatThrownBy(() -> service.export(new Tenant("a}")))
+                            .isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageContaining("@WithPermits(key = \"#tenant.id\") on ", "export",
+                                    "gave the key 'a}', which the family refuses (the call was not made)",
+                                    "contains a brace");
+                    assertThatThrownBy(() -> service.exportAsync(new Tenant("")).join())
+                            .isInstanceOf(CompletionException.class)
+                            .cause().isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageContaining("gave the key ''", "is empty");
+                    assertThatThrownBy(() -> service.tryExport("a{")).as("no fallback: a bad key is no refusal")
+                            .isInstanceOf(IllegalArgumentException.class);
                 });
     }
 

@@ -9,6 +9,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,12 +47,20 @@ class ChaosRunTest {
         try (var files = Files.list(dir)) {
             histories = files.filter(p -> p.getFileName().toString().startsWith("w"))
                     .filter(p -> p.toString().endsWith(".hist")).map(ChaosRunTest::read)
-                    .collect(java.util.stream.Collectors.joining());
+                    .collect(Collectors.joining());
         }
         assertThat(histories).containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+@gold")
                 .containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+@silver")
                 .containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+\\n");
+        // The keyed family's requests went to its keys, each recorded as a request of the key's own semaphore
+        // (so the checker held each key to its limit alone); and keys idle for their expiry were seen gone from
+        // Redis and stored again, re-created while the run went on.
+        Set<String> keys = KEY_REQUEST.matcher(histories).results().map(m -> m.group(1)).collect(Collectors.toSet());
+        assertThat(keys).as("keys of chaos-k asked").hasSizeGreaterThanOrEqualTo(4);
+        assertThat(report).containsPattern("gone from Redis and back [^:]*: \\d+ times \\(.*chaos-k:key\\d+ \\d+");
     }
+
+    private static final Pattern KEY_REQUEST = Pattern.compile("invoke req=\\d+ sem=chaos-k:(key\\d+) permits=");
 
     private static String read(Path p) {
         try {

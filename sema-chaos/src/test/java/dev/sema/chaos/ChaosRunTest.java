@@ -70,6 +70,42 @@ class ChaosRunTest {
         }
     }
 
+    /**
+     * A keyed family is declared once and recorded as one semaphore per key, under the name sema-redis gives the
+     * key's semaphore, each with the family's limit; a family has keys and no partitions.
+     */
+    @Test
+    void aKeyedFamilyIsOneSemaphorePerKeyInTheHistory() {
+        ChaosWorker.Sem family = ChaosWorker.parse("chaos-2:2,fam[3]:2").get(1);
+        assertThat(family.name()).isEqualTo("fam");
+        assertThat(family.limit()).isEqualTo(2);
+        assertThat(family.semaphores()).containsExactly("fam:key0", "fam:key1", "fam:key2");
+        assertThat(ChaosWorker.parse("chaos-2:2").getFirst().semaphores()).containsExactly("chaos-2");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosWorker.parse("fam[0]:2"))
+                .hasMessageContaining("fam[0]:2");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosWorker.parse("fam[3]:2:a=0.5"))
+                .hasMessageContaining("partitions");
+    }
+
+    /**
+     * Keys are picked unevenly, each half as often as the one before (the last two alike), so that a run has
+     * both keys held at their limit and keys idle long enough to expire; every key is asked.
+     */
+    @Test
+    void keysArePickedEachHalfAsOftenAsTheOneBefore() {
+        java.util.Random random = new java.util.Random(42);
+        int[] picked = new int[6];
+        for (int i = 0; i < 64_000; i++) {
+            picked[ChaosWorker.key(random, 6)]++;
+        }
+        // expected 32,000, 16,000, 8,000, 4,000, 2,000, 2,000: within 10 % of each
+        int[] expected = {32_000, 16_000, 8_000, 4_000, 2_000, 2_000};
+        for (int k = 0; k < 6; k++) {
+            assertThat(picked[k]).as("key%d", k).isBetween(expected[k] * 9 / 10, expected[k] * 11 / 10);
+        }
+        assertThat(ChaosWorker.key(random, 1)).isZero();
+    }
+
     @Test
     void badArgumentsAreRefusedNamingTheArgument() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("procs=3"))

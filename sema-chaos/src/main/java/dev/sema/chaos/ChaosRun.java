@@ -15,8 +15,10 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * The chaos run ({@code bin/chaos}): several worker JVMs ({@link ChaosWorker}) share a few RedisSemaphores,
@@ -37,10 +39,13 @@ import java.util.concurrent.TimeUnit;
 public final class ChaosRun {
 
     /**
-     * The run's semaphores: limits 1 to 16, weights up to half the limit, and one partitioned semaphore whose
-     * requests come through each partition and through the parent, the hard limit holding over them all.
+     * The run's semaphores: limits 1 to 16, weights up to half the limit; one partitioned semaphore whose
+     * requests come through each partition and through the parent, the hard limit holding over them all; and a
+     * keyed family of 6 keys, each its own semaphore of limit 2, whose idle keys expire from Redis after a
+     * second and are created again by their next request.
      */
-    static final String SEMAPHORES = "chaos-1:1,chaos-2:2,chaos-4:4,chaos-16:16,chaos-p8:8:gold=0.5/silver=0.25";
+    static final String SEMAPHORES = "chaos-1:1,chaos-2:2,chaos-4:4,chaos-16:16,chaos-p8:8:gold=0.5/silver=0.25,"
+            + "chaos-k[6]:2";
 
     /** What the command line asked for. */
     record Options(int processes, double minutes, long seed, int threads, Duration lease, Path out, boolean broken,
@@ -144,7 +149,11 @@ public final class ChaosRun {
                 HistoryWriter writer = HistoryWriter.toFile(o.out().resolve("scheduler.hist"))) {
             Recorder rec = new Recorder(writer, "scheduler");
             for (ChaosWorker.Sem s : sems) {
-                rec.declare(s.name(), s.limit(), o.lease());
+                // A key created again after its idle expiry gets the family's limit again (nothing in the run
+                // changes a stored limit): one declaration holds for all its lives in Redis.
+                for (String name : s.semaphores()) {
+                    rec.declare(name, s.limit(), o.lease());
+                }
             }
             try (Fleet fleet = new Fleet(o, redis, rec);
                     Sampler sampler = new Sampler(redis, sems, rec)) {
@@ -161,9 +170,19 @@ public final class ChaosRun {
                 fleet.stopAll(out);
                 sampler.close();
                 sampler.finalCounts(o.lease().plusSeconds(10), out);
+                out.println("chaos: gone from Redis and back (stored, then gone, then stored again): " + returns(sampler));
             }
         }
         return Verdict.check(o, out);
+    }
+
+    private static String returns(Sampler sampler) {
+        Map<String, Integer> returns = sampler.returns();
+        if (returns.isEmpty()) {
+            return "none";
+        }
+        return returns.values().stream().mapToInt(Integer::intValue).sum() + " times (" + returns.entrySet().stream()
+                .map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", ")) + ")";
     }
 
     static String minutes(double m) {

@@ -1,5 +1,6 @@
 package dev.sema.chaos;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
 import dev.sema.redis.RedisPermit;
@@ -24,6 +25,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One process of the chaos run: virtual threads make random requests on every semaphore of the run
@@ -41,56 +44,83 @@ import java.util.concurrent.TimeoutException;
  * <p>Arguments: {@code name uri historyFile seed leaseMillis threads semaphores [broken]}, where
  * {@code semaphores} is {@code name:limit,name:limit...} (see {@link Sem} for a partitioned one, whose
  * requests go through its partitions' views or the handle itself at random, each recorded as a request of
- * the semaphore with its partition in its kind: {@code timed@gold}); {@code broken} turns off the check that keeps a
- * late grant from reaching a caller (through a test hook), to show that the checker catches what it lets
- * through.
+ * the semaphore with its partition in its kind: {@code timed@gold}; and for a keyed family, whose requests go
+ * to its keys, each recorded as a request of the key's semaphore: {@code chaos-k:key3}); {@code broken} turns
+ * off the check that keeps a late grant from reaching a caller (through a test hook), to show that the checker
+ * catches what it lets through.
+ *
+ * <p>A keyed family's keys expire from Redis after {@link RedisSemaphore#MIN_IDLE_EXPIRY} idle, the shortest
+ * the builder accepts, and its requests pick keys unevenly ({@link #key}), so that during a run some keys are
+ * held at their limit while others go idle, vanish from Redis and are created afresh by their next request.
  */
 public final class ChaosWorker {
 
     /**
-     * One semaphore as the run declares it: {@code name:limit}, or {@code name:limit:p=share/q=share...} for a
-     * partitioned one (API.md §11a), its partitions in priority order.
+     * One semaphore as the run declares it: {@code name:limit}, {@code name:limit:p=share/q=share...} for a
+     * partitioned one (API.md §11a), its partitions in priority order, or {@code name[n]:limit} for a keyed
+     * family (API.md §11b) of {@code n} keys, {@code key0} to {@code key<n-1>}, each with that limit.
      */
-    record Sem(String name, long limit, List<String> partitions, List<Double> shares) {
+    record Sem(String name, long limit, List<String> partitions, List<Double> shares, int keys) {
         Sem {
             if (partitions.size() != shares.size()) {
                 throw new IllegalArgumentException(name + ": " + partitions.size() + " partitions, "
                         + shares.size() + " shares");
+            }
+            if (keys < 0 || keys > 0 && !partitions.isEmpty()) {
+                throw new IllegalArgumentException(name + ": " + keys + " keys"
+                        + (partitions.isEmpty() ? "" : " and partitions (a keyed family has none)"));
             }
             partitions = List.copyOf(partitions);
             shares = List.copyOf(shares);
         }
 
         Sem(String name, long limit) {
-            this(name, limit, List.of(), List.of());
+            this(name, limit, List.of(), List.of(), 0);
         }
 
         long maxWeight() {
             return Math.max(1, limit / 2);
         }
+
+        /**
+         * The semaphores the history names: this one, or each key's ({@code family:key}, the name sema-redis
+         * gives it), each held to the limit on its own.
+         */
+        List<String> semaphores() {
+            if (keys == 0) {
+                return List.of(name);
+            }
+            List<String> names = new ArrayList<>();
+            for (int k = 0; k < keys; k++) {
+                names.add(name + ":" + key(k));
+            }
+            return names;
+        }
+
+        static String key(int k) {
+            return "key" + k;
+        }
     }
+
+    private static final Pattern KEYED = Pattern.compile("(.+)\\[(\\d{1,9})]");
+    /** The most keys {@link #key(Random, int)} can pick from. */
+    private static final int MAX_KEYS = 31;
 
     private final Recorder rec;
     private final RedisSemaphores redis;
-    private final List<RedisSemaphore> handles;
-    /** Per semaphore: what a request may go through, the handle itself and each partition's view. */
-    private final List<List<RedisSemaphore>> targets = new ArrayList<>();
+    /**
+     * Per semaphore: what a request may go through, the handle itself and each partition's view, or each key's
+     * view of a keyed family.
+     */
+    private final List<List<RedisSemaphore>> targets;
     private final List<Sem> sems;
     private volatile boolean stopping;
 
-    private ChaosWorker(Recorder rec, RedisSemaphores redis, List<Sem> sems, List<RedisSemaphore> handles) {
+    private ChaosWorker(Recorder rec, RedisSemaphores redis, List<Sem> sems, List<List<RedisSemaphore>> targets) {
         this.rec = rec;
         this.redis = redis;
         this.sems = sems;
-        this.handles = handles;
-        for (int i = 0; i < sems.size(); i++) {
-            List<RedisSemaphore> t = new ArrayList<>();
-            t.add(handles.get(i));
-            for (String p : sems.get(i).partitions()) {
-                t.add(handles.get(i).partition(p));
-            }
-            targets.add(t);
-        }
+        this.targets = targets;
     }
 
     public static void main(String[] args) throws Exception {
@@ -108,11 +138,11 @@ public final class ChaosWorker {
         Recorder rec = new Recorder(writer, name);
         rec.start();
         RedisSemaphores redis = connect(uri);
-        List<RedisSemaphore> handles = new ArrayList<>();
+        List<List<RedisSemaphore>> targets = new ArrayList<>();
         for (Sem s : sems) {
-            handles.add(build(redis, s, lease));
+            targets.add(s.keys() > 0 ? keys(redis, s, lease) : targets(build(redis, s, lease), s));
         }
-        ChaosWorker w = new ChaosWorker(rec, redis, sems, handles);
+        ChaosWorker w = new ChaosWorker(rec, redis, sems, targets);
         int code = w.run(threads, seed);
         rec.exit();
         writer.close();
@@ -124,7 +154,18 @@ public final class ChaosWorker {
         for (String part : spec.split(",")) {
             String[] kv = part.split(":");
             if (kv.length < 2 || kv.length > 3) {
-                throw new IllegalArgumentException("'" + part + "': name:limit or name:limit:p=share/q=share");
+                throw new IllegalArgumentException("'" + part + "': name:limit, name:limit:p=share/q=share"
+                        + " or name[keys]:limit");
+            }
+            String name = kv[0];
+            int keys = 0;
+            Matcher keyed = KEYED.matcher(name);
+            if (keyed.matches()) {
+                name = keyed.group(1);
+                keys = Integer.parseInt(keyed.group(2));
+                if (keys < 1 || keys > MAX_KEYS) {
+                    throw new IllegalArgumentException("'" + part + "': a keyed family has 1 to " + MAX_KEYS + " keys");
+                }
             }
             List<String> names = new ArrayList<>();
             List<Double> shares = new ArrayList<>();
@@ -138,7 +179,7 @@ public final class ChaosWorker {
                     shares.add(Double.parseDouble(ns[1]));
                 }
             }
-            sems.add(new Sem(kv[0], Long.parseLong(kv[1]), names, shares));
+            sems.add(new Sem(name, Long.parseLong(kv[1]), names, shares, keys));
         }
         return sems;
     }
@@ -172,6 +213,36 @@ public final class ChaosWorker {
                 Thread.sleep(500);
             }
         }
+    }
+
+    private static List<RedisSemaphore> targets(RedisSemaphore handle, Sem s) {
+        List<RedisSemaphore> t = new ArrayList<>();
+        t.add(handle);
+        for (String p : s.partitions()) {
+            t.add(handle.partition(p));
+        }
+        return t;
+    }
+
+    /** A keyed family's views, one per key; nothing reaches Redis before a key's first request. */
+    private static List<RedisSemaphore> keys(RedisSemaphores redis, Sem s, Duration lease) {
+        KeyedSemaphore<String> family = redis.keyed(s.name()).permits(s.limit()).lease(lease)
+                .expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY).build();
+        List<RedisSemaphore> t = new ArrayList<>();
+        for (int k = 0; k < s.keys(); k++) {
+            t.add((RedisSemaphore) family.get(Sem.key(k))); // RedisKeyedBuilder: a key's view is a RedisSemaphore
+        }
+        return t;
+    }
+
+    /**
+     * The key of a keyed family's request: key 0 half the time, key 1 a quarter, ..., the last two alike. The
+     * hot keys are held at their limit and queue; the cold ones sit idle for seconds between requests, long
+     * enough to expire from Redis, and their next request creates them again.
+     */
+    static int key(Random random, int keys) {
+        int top = 1 << (keys - 1);
+        return Integer.numberOfTrailingZeros(random.nextInt(top) | top);
     }
 
     private int run(int threads, long seed) throws InterruptedException {
@@ -225,14 +296,16 @@ public final class ChaosWorker {
         int i = random.nextInt(sems.size());
         Sem sem = sems.get(i);
         List<RedisSemaphore> through = targets.get(i);
-        int via = random.nextInt(through.size());
+        boolean keyed = sem.keys() > 0;
+        int via = keyed ? key(random, through.size()) : random.nextInt(through.size());
         RedisSemaphore s = through.get(via);
         long n = random.nextInt(20) == 0 ? 0 : 1 + random.nextInt((int) sem.maxWeight());
         Style style = Style.values()[random.nextInt(Style.values().length)];
         // A partition's request is recorded as one of the semaphore's: the checker holds their total to its limit.
+        // A key's is recorded as one of the key's own semaphore: the checker holds each key to the limit alone.
         String kind = style.name().toLowerCase(java.util.Locale.ROOT)
-                + (via == 0 ? "" : "@" + sem.partitions().get(via - 1));
-        long req = rec.invoke(sem.name(), n, kind);
+                + (keyed || via == 0 ? "" : "@" + sem.partitions().get(via - 1));
+        long req = rec.invoke(keyed ? sem.semaphores().get(via) : sem.name(), n, kind);
         Permit p;
         try {
             p = acquire(s, n, style, random);

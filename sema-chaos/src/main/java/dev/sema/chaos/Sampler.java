@@ -12,7 +12,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,6 +23,11 @@ import java.util.concurrent.TimeUnit;
  * {@code sample} events; at the end, waits until every permit is back and nobody waits, and records the
  * {@code final} counts. A passive observer: it runs no script, so it neither ends expired leases nor serves
  * the queue (the workers' own scripts do), and it talks to Redis directly, not through a proxy.
+ *
+ * <p>It reads a keyed family's keys as the semaphores they are ({@code family:key}). A key idle for its
+ * expiry is gone from Redis: nothing is held or queued then, and that is what it records. It counts the
+ * times it saw a semaphore stored, then gone, then stored again ({@link #returns()}): the run's evidence that
+ * keys really expired and were created afresh while the checker held them to their limit.
  *
  * <p>The meta value is sema-redis's schema 4 (the layout of schema 3, which the check of the version byte
  * tells apart): a version byte, then little-endian doubles: limit, ceiling, used, fence, seq, closed, idle,
@@ -38,6 +46,12 @@ final class Sampler implements AutoCloseable {
     private final RedisServer redis;
     private final List<ChaosWorker.Sem> sems;
     private final Recorder rec;
+    /**
+     * Per semaphore once a read found it stored: whether the last answered read did. Guarded by this.
+     */
+    private final Map<String, Boolean> stored = new HashMap<>();
+    /** Per semaphore: how many times it was found stored again after it was gone. Guarded by this. */
+    private final Map<String, Integer> returns = new TreeMap<>();
     private volatile boolean closed;
     private Thread thread;
     private Socket socket;
@@ -51,10 +65,10 @@ final class Sampler implements AutoCloseable {
     void start() {
         thread = Thread.ofPlatform().daemon().name("chaos-sampler").start(() -> {
             while (!closed) {
-                for (ChaosWorker.Sem s : sems) {
-                    long[] c = read(s.name());
+                for (String s : names()) {
+                    Counts c = read(s);
                     if (c != null) {
-                        rec.sample(s.name(), c[0], c[1]);
+                        rec.sample(s, c.used(), c.queued());
                     }
                 }
                 try {
@@ -75,9 +89,9 @@ final class Sampler implements AutoCloseable {
         long started = System.nanoTime();
         for (;;) {
             boolean clean = true;
-            for (ChaosWorker.Sem s : sems) {
-                long[] c = read(s.name());
-                clean &= c != null && c[0] == 0 && c[1] == 0;
+            for (String s : names()) {
+                Counts c = read(s);
+                clean &= c != null && c.used() == 0 && c.queued() == 0;
             }
             if (clean || System.nanoTime() - deadline > 0) {
                 break;
@@ -86,14 +100,50 @@ final class Sampler implements AutoCloseable {
         }
         out.printf("chaos: final counts read %d ms after the workers left%n",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-        for (ChaosWorker.Sem s : sems) {
-            long[] c = read(s.name());
-            rec.finalCounts(s.name(), c == null ? -1 : c[0], c == null ? -1 : c[1]);
+        for (String s : names()) {
+            Counts c = read(s);
+            rec.finalCounts(s, c == null ? -1 : c.used(), c == null ? -1 : c.queued());
         }
     }
 
-    /** {used, qlen} of a semaphore, {0, 0} if it does not exist, or null if Redis did not answer. */
-    synchronized long[] read(String name) {
+    /** The semaphores the history names, each key of a keyed family among them. */
+    private List<String> names() {
+        return sems.stream().flatMap(s -> s.semaphores().stream()).toList();
+    }
+
+    /**
+     * A semaphore's counts in Redis.
+     *
+     * @param used   permits held, as Redis counts them
+     * @param queued requests queued
+     * @param stored whether Redis has the semaphore (one gone after its idle expiry holds and queues nothing)
+     */
+    record Counts(long used, long queued, boolean stored) {
+        static final Counts GONE = new Counts(0, 0, false);
+    }
+
+    /**
+     * Returns, per semaphore, how many times a read found it stored after one had found it gone from Redis
+     * following one that found it stored (a first creation is not counted); only semaphores that came back.
+     */
+    synchronized Map<String, Integer> returns() {
+        return new TreeMap<>(returns);
+    }
+
+    /** A semaphore's counts, {@link Counts#GONE} if Redis does not have it, or null if Redis did not answer. */
+    synchronized Counts read(String name) {
+        Counts c = get(name);
+        if (c != null && c.stored()) {
+            if (Boolean.FALSE.equals(stored.put(name, true))) {
+                returns.merge(name, 1, Integer::sum);
+            }
+        } else if (c != null) {
+            stored.replace(name, false); // only one seen stored before: a semaphore not yet created is not gone
+        }
+        return c;
+    }
+
+    private Counts get(String name) {
         try {
             if (socket == null) {
                 socket = new Socket(redis.host(), redis.port());
@@ -110,7 +160,7 @@ final class Sampler implements AutoCloseable {
             DataInputStream r = new DataInputStream(socket.getInputStream());
             String head = line(r);
             if (head.equals("$-1")) {
-                return new long[] {0, 0};
+                return Counts.GONE;
             }
             if (!head.startsWith("$")) {
                 throw new IOException("GET answered " + head);
@@ -120,12 +170,12 @@ final class Sampler implements AutoCloseable {
             line(r);
             ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
             if (v.length >= QLEN + 8 && v[0] == 4) {
-                return new long[] {(long) b.getDouble(USED), (long) b.getDouble(QLEN)};
+                return new Counts((long) b.getDouble(USED), (long) b.getDouble(QLEN), true);
             }
             if (v.length >= P_USED + 8 && v[0] == 5) {
                 int n = (int) b.getDouble(P_N);
                 if (n > 0 && v.length >= P_USED + 8 * n + 8) {
-                    return new long[] {(long) b.getDouble(P_USED + 8 * n), (long) b.getDouble(P_QLEN)};
+                    return new Counts((long) b.getDouble(P_USED + 8 * n), (long) b.getDouble(P_QLEN), true);
                 }
             }
             throw new IOException("not a meta value of schema 4 or 5 (" + v.length + " bytes, version " + v[0] + ")");

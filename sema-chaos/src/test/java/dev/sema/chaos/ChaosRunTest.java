@@ -9,6 +9,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,12 +47,20 @@ class ChaosRunTest {
         try (var files = Files.list(dir)) {
             histories = files.filter(p -> p.getFileName().toString().startsWith("w"))
                     .filter(p -> p.toString().endsWith(".hist")).map(ChaosRunTest::read)
-                    .collect(java.util.stream.Collectors.joining());
+                    .collect(Collectors.joining());
         }
         assertThat(histories).containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+@gold")
                 .containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+@silver")
                 .containsPattern("sem=chaos-p8 permits=\\d+ kind=\\w+\\n");
+        // The keyed family's requests went to its keys, each recorded as a request of the key's own semaphore
+        // (so the checker held each key to its limit alone); and keys idle for their expiry were seen gone from
+        // Redis and stored again, re-created while the run went on.
+        Set<String> keys = KEY_REQUEST.matcher(histories).results().map(m -> m.group(1)).collect(Collectors.toSet());
+        assertThat(keys).as("keys of chaos-k asked").hasSizeGreaterThanOrEqualTo(4);
+        assertThat(report).containsPattern("gone from Redis and back [^:]*: \\d+ times \\(.*chaos-k:key\\d+ \\d+");
     }
+
+    private static final Pattern KEY_REQUEST = Pattern.compile("invoke req=\\d+ sem=chaos-k:(key\\d+) permits=");
 
     private static String read(Path p) {
         try {
@@ -57,6 +68,42 @@ class ChaosRunTest {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+    }
+
+    /**
+     * A keyed family is declared once and recorded as one semaphore per key, under the name sema-redis gives the
+     * key's semaphore, each with the family's limit; a family has keys and no partitions.
+     */
+    @Test
+    void aKeyedFamilyIsOneSemaphorePerKeyInTheHistory() {
+        ChaosWorker.Sem family = ChaosWorker.parse("chaos-2:2,fam[3]:2").get(1);
+        assertThat(family.name()).isEqualTo("fam");
+        assertThat(family.limit()).isEqualTo(2);
+        assertThat(family.semaphores()).containsExactly("fam:key0", "fam:key1", "fam:key2");
+        assertThat(ChaosWorker.parse("chaos-2:2").getFirst().semaphores()).containsExactly("chaos-2");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosWorker.parse("fam[0]:2"))
+                .hasMessageContaining("fam[0]:2");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosWorker.parse("fam[3]:2:a=0.5"))
+                .hasMessageContaining("partitions");
+    }
+
+    /**
+     * Keys are picked unevenly, each half as often as the one before (the last two alike), so that a run has
+     * both keys held at their limit and keys idle long enough to expire; every key is asked.
+     */
+    @Test
+    void keysArePickedEachHalfAsOftenAsTheOneBefore() {
+        java.util.Random random = new java.util.Random(42);
+        int[] picked = new int[6];
+        for (int i = 0; i < 64_000; i++) {
+            picked[ChaosWorker.key(random, 6)]++;
+        }
+        // expected 32,000, 16,000, 8,000, 4,000, 2,000, 2,000: within 10 % of each
+        int[] expected = {32_000, 16_000, 8_000, 4_000, 2_000, 2_000};
+        for (int k = 0; k < 6; k++) {
+            assertThat(picked[k]).as("key%d", k).isBetween(expected[k] * 9 / 10, expected[k] * 11 / 10);
+        }
+        assertThat(ChaosWorker.key(random, 1)).isZero();
     }
 
     @Test

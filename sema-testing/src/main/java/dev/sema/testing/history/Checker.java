@@ -42,7 +42,8 @@ import java.util.TreeSet;
  *       they were concurrent with the holder's grant and may rightly have been granted first.
  *   <li><b>Fencing tokens.</b> For each semaphore, no two grants share a token, and a grant invoked after
  *       another's {@code ok} has a higher token. Zero-permit grants are held to both (sema-redis gives them
- *       fresh tokens from the same counter).
+ *       fresh tokens from the same counter), and a semaphore that expired from Redis while idle and was
+ *       created again is one semaphore, its tokens still increasing.
  *   <li><b>One outcome.</b> Each invoke has exactly one {@code ok} or {@code fail}; no event names a
  *       request that was not invoked (or an id invoked twice); no {@code lost} or {@code release} before
  *       the {@code ok}; no second {@code release}; no event of a process after its {@code exit} or

@@ -17,6 +17,11 @@ import java.util.stream.Collectors;
  * other ({@code acquire.lua} calls {@code next_fence()} for 0 permits, and {@code RedisPermit} promises
  * "a fresh token too"), so a repeated one is a bug as well. Only request-level grants are in a history;
  * the parts of a split, which share their grant's token, are not.
+ *
+ * <p>A semaphore that expires from Redis while idle (sema-redis's {@code expireWhenIdle}, as a keyed family's
+ * keys do) and is created again by its next request is one semaphore here, over all its lives in Redis: a
+ * resource that checks tokens knows it by name, so its tokens must go on increasing, as sema-redis promises
+ * (a new semaphore's first token is floored by Redis's clock). A token that starts over is a violation.
  */
 final class TokenRule {
 

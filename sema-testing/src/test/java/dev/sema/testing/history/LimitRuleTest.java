@@ -46,6 +46,34 @@ class LimitRuleTest {
         });
     }
 
+    /**
+     * The chaos run records a keyed family's request as one of its key's semaphore ({@code family:key}, as
+     * sema-redis names it), each key declared with the family's per-key limit: grants on one key are held to
+     * that limit, and the same grants spread over two keys are within each key's.
+     */
+    @Test
+    void eachKeyOfAFamilyIsHeldToItsOwnLimit() {
+        Report oneKey = threeGrantsOfOnePermit("k:key0", "k:key0", "k:key0");
+        assertThat(oneKey.violations()).singleElement().satisfies(v -> {
+            assertThat(v.rule()).isEqualTo(Rule.LIMIT);
+            assertThat(v.semaphore()).isEqualTo("k:key0");
+            assertThat(v.process()).isEqualTo("w3");
+            assertThat(v.message()).contains("k:key0 (limit 2): 3 permits believed held", "w1 req=1", "w2 req=1",
+                    "w3 req=1");
+        });
+        assertThat(threeGrantsOfOnePermit("k:key0", "k:key1", "k:key0").violations()).isEmpty();
+    }
+
+    /** Grants of one permit each on the given keys of a family whose limit per key is 2, held together. */
+    private static Report threeGrantsOfOnePermit(String first, String second, String third) {
+        return history().declare("k:key0", 2, 1000).declare("k:key1", 2, 1000)
+                .at(0).grant("w1", 1, first, 1, 10)
+                .at(1).grant("w2", 1, second, 1, 11)
+                .at(2).grant("w3", 1, third, 1, 12)
+                .at(5).release("w1", 1).release("w2", 1).release("w3", 1)
+                .check();
+    }
+
     @Test
     void permitsReleasedThenGrantedElsewhereAtTheSameInstantAreFine() {
         Report r = history().declare("s", 2, 1000)

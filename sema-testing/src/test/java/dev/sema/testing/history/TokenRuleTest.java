@@ -65,6 +65,27 @@ class TokenRuleTest {
         });
     }
 
+    /**
+     * A keyed family's idle key expires from Redis and its next request creates it afresh; sema-redis floors
+     * its tokens by Redis's clock, so they keep increasing across that. A key created again whose tokens start
+     * over is flagged: a resource that remembers the highest token it saw for the key would refuse its new
+     * holders, and one that does not would let a stale holder of the old key through.
+     */
+    @Test
+    void tokensOfAKeyCreatedAgainAfterItExpiredMustStillIncrease() {
+        Report r = history().declare("k:key5", 2, 1000)
+                .hold("w1", 1, "k:key5", 1, 1_764_000_000_000_000L, 0, 10)
+                .at(10).sample("k:key5", 0, 0)
+                .at(1_500).sample("k:key5", 0, 0) // gone from Redis: idle for longer than its expiry
+                .hold("w2", 1, "k:key5", 1, 1, 2_000, 2_010)
+                .check();
+        assertThat(r.violations()).singleElement().satisfies(v -> {
+            assertThat(v.rule()).isEqualTo(Rule.TOKEN_ORDER);
+            assertThat(v.semaphore()).isEqualTo("k:key5");
+            assertThat(v.message()).contains("w1 req=1 got token 1764000000000000", "w2 req=1", "lower token 1");
+        });
+    }
+
     @Test
     void grantStartedBeforeAnotherCompletedMayHaveALowerToken() {
         Report r = history().declare("s", 2, 1000)

@@ -7,11 +7,18 @@ import dev.sema.internal.AbstractKeyView;
  * through the family. What it refuses, and what makes two views equal, is {@link AbstractKeyView}'s.
  */
 final class KeyView<K> extends AbstractKeyView<K, Permit> {
-    /** Built when first asked for: a view is made for every request, its name only for messages and events. */
+    /** Built when first asked for: a view of a key not live is made for every request, its name only for messages. */
     private String name;
 
-    KeyView(LocalKeyedSemaphore<K> family, K key) {
+    /**
+     * The key's entry when this view was made, or null: a request asks its engine first (K7 of LocalKeyedSemaphore),
+     * which refuses at once once it is retired, and the request then looks the key up as a view without one does.
+     */
+    final LocalKeyedSemaphore.Entry<K> entry;
+
+    KeyView(LocalKeyedSemaphore<K> family, K key, LocalKeyedSemaphore.Entry<K> entry) {
         super(family, key);
+        this.entry = entry;
     }
 
     private LocalKeyedSemaphore<K> local() {

@@ -57,6 +57,14 @@ final class LocalKeyedSemaphore<K> extends AbstractKeyedSemaphore<K, Permit> {
      *      detection, and on every live entry by addListener after it publishes the new array: an entry made
      *      concurrently either sees the array or is seen by that pass. Without listeners or leak detection an
      *      entry's engine has none, and reads no clock. A retired engine's refusals (K2's retries) are not told.
+     *  K7: get returns the view of the entry the map holds (made with it, so a live key's view costs no allocation),
+     *      and a request through a view with an entry, without a parent, first takes its permits by that entry's
+     *      engine's lock-free CAS (LocalSemaphore.tryTakeFast: permits free, nobody queued, not closed). The same
+     *      CAS decides it against a retirement (K2), so a retired entry's engine never grants, whoever kept its
+     *      view: the request then takes the usual way (lookup, and the engine's own acquire). An interrupted
+     *      thread, a request of no permits, or one beyond the ceiling always takes the usual way, so that it is
+     *      refused, or retires the key (K3), as there. Either way its Permit is made at one place
+     *      (LocalSemaphore.permitFor), so a request on a live key costs a plain semaphore's, and one map lookup.
      *
      * field              read        write
      * entries            CHM         CHM (putIfAbsent, remove(key, e))
@@ -93,7 +101,8 @@ final class LocalKeyedSemaphore<K> extends AbstractKeyedSemaphore<K, Permit> {
 
     @Override
     public Semaphore get(K key) {
-        return new KeyView<>(this, Objects.requireNonNull(key, "key"));
+        Entry<K> e = entries.get(Objects.requireNonNull(key, "key"));
+        return e != null ? e.view : new KeyView<>(this, key, null); // K7
     }
 
     @Override
@@ -141,7 +150,7 @@ final class LocalKeyedSemaphore<K> extends AbstractKeyedSemaphore<K, Permit> {
                 }
                 throw tooManyKeys(view, permits, op, timeout, true);
             }
-            Entry<K> made = new Entry<>(this, key, new KeyView<>(this, key), limit);
+            Entry<K> made = new Entry<>(this, key, limit);
             if (entries.putIfAbsent(key, made) != null) { // K1
                 live.decrementAndGet();
                 continue;
@@ -227,13 +236,35 @@ final class LocalKeyedSemaphore<K> extends AbstractKeyedSemaphore<K, Permit> {
     @Override
     protected Permit acquire(AbstractKeyView<K, Permit> view, long permits, Duration timeout, boolean interruptible)
             throws InterruptedException, TimeoutException {
+        long deadline = ParentSide.deadline(timeout, parent); // before the key's wait: one budget for both (P3)
+        Entry<K> e = ((KeyView<K>) view).entry;
+        if (e == null || parent != null || interruptible && Thread.currentThread().isInterrupted()
+                || !e.engine.tryTakeFast(permits)) {
+            e = acquireEntry(view.key(), permits, timeout, interruptible);
+        }
+        // K7: one place makes the Permits, whichever way granted, and the same Permit is returned with or without a
+        // parent: so the JIT can keep it in registers when the caller's Permit does not escape (Permits made or
+        // returned on two ways would merge, and escape).
+        KeyedPermit held = new KeyedPermit(e, e.engine.permitFor(permits));
+        if (parent != null) {
+            ParentSide.acquire(held, parent, permits, timeout, deadline, interruptible);
+        }
+        return held;
+    }
+
+    /**
+     * Looks the key up and waits for its permits (K2's retries included): the entry whose engine granted them, no
+     * Permit held for them yet (the caller makes it, and so retires the key if it granted none, K3). Not given the
+     * view, so that the fast way's need not exist (a new one here is equal to it).
+     */
+    private Entry<K> acquireEntry(K key, long permits, Duration timeout, boolean interruptible)
+            throws InterruptedException, TimeoutException {
+        KeyView<K> view = new KeyView<>(this, key, null);
         checkRequest(permits);
-        long deadline = ParentSide.deadline(timeout, parent);
-        Entry<K> e;
-        Permit granted;
         for (;;) {
-            e = lookup(view.key(), view, permits, "acquire", timeout);
+            Entry<K> e = lookup(key, view, permits, "acquire", timeout);
             try {
+                Permit granted;
                 if (timeout != null) {
                     granted = e.engine.acquire(permits, timeout);
                 } else if (interruptible) {
@@ -241,7 +272,11 @@ final class LocalKeyedSemaphore<K> extends AbstractKeyedSemaphore<K, Permit> {
                 } else {
                     granted = e.engine.acquireUninterruptibly(permits);
                 }
-                break;
+                ((LocalPermit) granted).getAndClear(); // its permits pass to the Permit the caller makes
+                if (permits == 0) {
+                    released(e); // K3: granted nothing, so the key may be idle
+                }
+                return e;
             } catch (SemaphoreClosedException refused) {
                 if (!retired()) {
                     throw refused;
@@ -251,11 +286,14 @@ final class LocalKeyedSemaphore<K> extends AbstractKeyedSemaphore<K, Permit> {
                 throw t;
             }
         }
-        return ParentSide.acquire(e.granted((LocalPermit) granted), parent, permits, timeout, deadline, interruptible);
     }
 
     @Override
     protected Optional<Permit> tryAcquire(AbstractKeyView<K, Permit> view, long permits) {
+        Entry<K> hint = ((KeyView<K>) view).entry;
+        if (hint != null && parent == null && hint.engine.tryTakeFast(permits)) { // K7
+            return Optional.of(new KeyedPermit(hint, hint.engine.permitFor(permits)));
+        }
         checkRequest(permits);
         Entry<K> e;
         Optional<Permit> granted;
@@ -376,10 +414,10 @@ final class LocalKeyedSemaphore<K> extends AbstractKeyedSemaphore<K, Permit> {
         final LocalSemaphore engine;
         private volatile boolean forwarding;
 
-        Entry(LocalKeyedSemaphore<K> family, K key, KeyView<K> view, long limit) {
+        Entry(LocalKeyedSemaphore<K> family, K key, long limit) {
             this.family = family;
             this.key = key;
-            this.view = view;
+            this.view = new KeyView<>(family, key, this);
             this.engine = new LocalSemaphore(view.name(), limit, limit, Fairness.FIFO, family.leakDetection);
         }
 

@@ -651,6 +651,28 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
         return future;
     }
 
+    /**
+     * Takes {@code permits} (1..ceiling) by the lock-free path and reports the grant (I7), or takes nothing and
+     * returns false when that path cannot (closed, queued, not enough free): a keyed family's way to a live key
+     * (K7 of LocalKeyedSemaphore), which then makes the Permit with {@link #permitFor}, or asks the usual way. No
+     * interrupt is tested here.
+     */
+    boolean tryTakeFast(long permits) {
+        if (permits > 0 && permits <= ceiling && tryFast(permits)) {
+            ended(Outcome.GRANTED, permits);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * A Permit for {@code permits} this engine granted and reported, whose Permit was never made or was emptied
+     * (K7 of LocalKeyedSemaphore).
+     */
+    LocalPermit permitFor(long permits) {
+        return newPermit(permits);
+    }
+
     /** A request granted {@code permits} without queueing: reports it (I7) and hands out the Permit. */
     private LocalPermit granted(long permits) {
         return granted(permits, false);

@@ -91,6 +91,8 @@ class KeyedLincheckTest {
                 .build();
         private final ArrayDeque<Permit> held0 = new ArrayDeque<>();
         private final ArrayDeque<Permit> held1 = new ArrayDeque<>();
+        /** Key 0's view as tryAcquire0 last got it: by now perhaps of an entry since retired (K7). */
+        private Semaphore kept0 = family.get(0);
 
         public Operations() {
         }
@@ -103,6 +105,16 @@ class KeyedLincheckTest {
         @Operation(nonParallelGroup = "0")
         public long release0() {
             return release(held0);
+        }
+
+        @Operation(nonParallelGroup = "0")
+        public String tryAcquireKept0(@Param(gen = IntGen.class, conf = "1:2") int n) {
+            Optional<Permit> p = kept0.tryAcquire(n);
+            if (p.isEmpty()) {
+                return "refused";
+            }
+            held0.push(p.get());
+            return "acquired";
         }
 
         @Operation(nonParallelGroup = "1")
@@ -133,7 +145,11 @@ class KeyedLincheckTest {
         }
 
         private String tryAcquire(int key, ArrayDeque<Permit> stack, int n) {
-            Optional<Permit> p = family.get(key).tryAcquire(n);
+            Semaphore view = family.get(key);
+            if (key == 0) {
+                kept0 = view;
+            }
+            Optional<Permit> p = view.tryAcquire(n);
             if (p.isEmpty()) {
                 return "refused";
             }
@@ -166,6 +182,10 @@ class KeyedLincheckTest {
 
         public long release0() {
             return release(held0);
+        }
+
+        public String tryAcquireKept0(int n) {
+            return tryAcquire(held0, n);
         }
 
         public String tryAcquire1(int n) {

@@ -358,6 +358,59 @@ class KeyedSemaphoreTest {
     }
 
     @Test
+    void aViewKeptAcrossItsKeysRetirementStillHoldsTheKeyToItsLimit() throws Exception {
+        KeyedSemaphore<String> exports = family(1);
+        Permit first = exports.get("acme").acquire();
+        Semaphore kept = exports.get("acme"); // got while the key is live: it asks that entry's engine first (K7)
+        first.close();
+        assertThat(entries(exports)).as("retired when idle").isZero();
+        Permit second = exports.get("acme").acquire(); // a new entry
+        assertThat(kept.tryAcquire()).as("the retired engine must not grant").isEmpty();
+        assertThatThrownBy(() -> kept.acquire(1, Duration.ofMillis(20))).isInstanceOf(TimeoutException.class);
+        second.close();
+        try (Permit third = kept.acquire()) {
+            assertThat(exports.size()).isOne();
+            assertThat(exports.get("acme").tryAcquire()).isEmpty();
+        }
+        assertThat(entries(exports)).isZero();
+        assertThat(kept).isEqualTo(exports.get("acme"));
+    }
+
+    @Test
+    void anInterruptedThreadIsRefusedOnALiveKeyEvenWithPermitsFree() throws Exception {
+        KeyedSemaphore<String> exports = family(2);
+        try (Permit held = exports.get("acme").acquire()) {
+            Semaphore acme = exports.get("acme");
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(acme::acquire).isInstanceOf(InterruptedException.class);
+            assertThat(Thread.interrupted()).as("the flag is cleared by the refusal, as a plain semaphore's").isFalse();
+            Thread.currentThread().interrupt();
+            try (Permit p = acme.acquireUninterruptibly()) {
+                assertThat(p.permits()).isOne();
+            } finally {
+                assertThat(Thread.interrupted()).as("an uninterruptible acquire keeps the flag").isTrue();
+            }
+            assertThat(acme.availablePermits()).isOne();
+        }
+        assertThat(entries(exports)).isZero();
+    }
+
+    @Test
+    void noPermitsOnALiveKeyLeaveItAsItWasAndAnIdleKeyRetired() throws Exception {
+        KeyedSemaphore<String> exports = family(2);
+        Permit held = exports.get("acme").acquire();
+        try (Permit none = exports.get("acme").acquire(0)) {
+            assertThat(none.permits()).isZero();
+        }
+        assertThat(exports.size()).isOne();
+        held.close();
+        Semaphore kept = exports.get("acme");
+        assertThat(kept.acquire(0).permits()).isZero();
+        assertThat(exports.size()).as("a grant of nothing retires the key it made").isZero();
+        assertThat(entries(exports)).isZero();
+    }
+
+    @Test
     void theBuilderRefusesWhatCannotWork() {
         assertThatThrownBy(() -> KeyedSemaphore.builder().build()).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("permits(n)");

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
@@ -22,7 +23,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Many platform and virtual threads on few keys, so that keys go idle and come back all the time: every style of
  * request (blocking, timed, tryAcquire, async, async cancelled, interrupted), random weights, partial releases,
- * splits and merges, with and without a parent. Each grant is counted into its key's holdings (and the parent's)
+ * splits and merges, with and without a parent, through views got at once or kept from earlier requests (whose key
+ * may have been retired and made again since). Each grant is counted into its key's holdings (and the parent's)
  * while held: never more than a key's limit for one key, nor the parent's for all. At the end: no key left,
  * nothing held anywhere.
  */
@@ -53,6 +55,7 @@ class KeyedStressTest {
         KeyedSemaphore<Integer> family = b.build();
         Holdings holdings = new Holdings();
         LongAdder granted = new LongAdder();
+        AtomicReferenceArray<Semaphore> kept = new AtomicReferenceArray<>(KEYS);
 
         List<Thread> threads = new ArrayList<>();
         List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -63,7 +66,7 @@ class KeyedStressTest {
             Runnable body = () -> {
                 try {
                     for (int i = 0; i < ops; i++) {
-                        step(family, random, holdings, granted);
+                        step(family, kept, random, holdings, granted);
                     }
                 } catch (Throwable e) {
                     failures.add(e);
@@ -130,10 +133,16 @@ class KeyedStressTest {
         }
     }
 
-    private static void step(KeyedSemaphore<Integer> family, SplittableRandom random, Holdings holdings,
-            LongAdder granted) throws InterruptedException {
+    private static void step(KeyedSemaphore<Integer> family, AtomicReferenceArray<Semaphore> kept,
+            SplittableRandom random, Holdings holdings, LongAdder granted) throws InterruptedException {
         int key = random.nextInt(KEYS);
-        Semaphore s = family.get(key);
+        Semaphore s = random.nextInt(3) == 0 ? kept.get(key) : null;
+        if (s == null) {
+            s = family.get(key);
+            if (random.nextInt(8) == 0) {
+                kept.set(key, s); // used later by any thread, perhaps after the key was retired and made again
+            }
+        }
         long n = random.nextInt(10) == 0 ? 0 : 1 + random.nextInt((int) KEY_LIMIT);
         Permit p = null;
         try {

@@ -11,10 +11,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The semaphore of one key of a keyed semaphore (API.md §11b), local or on Redis: it holds only its family and the
- * key, and hands every request to the family, which finds (or makes) the key's semaphore at each one, so a view is
- * never stale. What belongs to the family is refused here alike for both: resizing and closing (every key has the
- * family's limit, and the family is closed as a whole) and listeners (the family's see every key's events).
+ * The semaphore of one key of a keyed semaphore (API.md §11b), local or on Redis: it holds its family and the key,
+ * and hands every request to the family, which finds (or makes) the key's semaphore at each one, so a view is never
+ * stale (a view may also keep a hint of where the key was, which the family checks before it trusts it). What
+ * belongs to the family is refused here alike for both: resizing and closing (every key has the family's limit, and
+ * the family is closed as a whole) and listeners (the family's see every key's events).
  *
  * @param <K> the key's type
  * @param <P> the Permit its blocking acquires return

@@ -1,6 +1,7 @@
 package dev.sema;
 
 import dev.sema.internal.AbstractKeyView;
+import dev.sema.internal.Failures;
 
 /**
  * The semaphore of one key of a {@link LocalKeyedSemaphore}: it finds (or makes) the key's engine at each request,
@@ -62,6 +63,10 @@ final class KeyView<K> extends AbstractKeyView<K, Permit> {
     @Override
     public String toString() {
         LocalKeyedSemaphore.Entry<K> e = local().peek(key());
-        return e != null ? e.engine.toString() : "Semaphore[" + name() + ", idle]";
+        if (e != null) {
+            return e.engine.toString();
+        }
+        long limit = local().limitNow(key());
+        return "Semaphore[name=" + name() + ", " + Failures.counts(limit, limit, 0, isClosed()) + ", idle]";
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
 import dev.sema.testing.RedisServer;
@@ -171,6 +172,45 @@ class RedisClusterTest {
             own.get(20, TimeUnit.SECONDS).close();
             assertThat(sa.availablePermits()).isEqualTo(4);
             RedisTestSupport.checkPartitionInvariants(redis, name);
+        }
+    }
+
+    @Test
+    void aKeyedFamilySpreadsItsKeysOverEveryMasterSharesEachKeysLimitAndLeavesNothingWhenIdle() throws Exception {
+        String family = "fam-" + NAMES.incrementAndGet();
+        KeyedSemaphore<String> fa = a.keyed(family).permits(2).expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY).build();
+        KeyedSemaphore<String> fb = b.keyed(family).permits(2).expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY).build();
+        List<String> keys = new ArrayList<>(); // keys.get(i): its semaphore, named family:key, is on master i
+        for (int master = 0; master < MASTERS; master++) {
+            for (int i = 0; ; i++) {
+                String key = "tenant-" + master + "-" + i;
+                if (cluster.nodeOf(SlotHash.getSlot(family + ":" + key)) == master) {
+                    keys.add(key);
+                    break;
+                }
+            }
+        }
+        for (int master = 0; master < MASTERS; master++) {
+            String key = keys.get(master);
+            Permit two = fa.get(key).acquire(2);
+            assertThat(cluster.node(master).exists("sem:{" + family + ":" + key + "}:meta")).as("on master " + master)
+                    .isOne();
+            assertThat(fb.get(key).tryAcquire(1)).as("the key's limit is shared").isEmpty();
+            CompletableFuture<Permit> waiter = fb.get(key).acquireAsync(1);
+            RedisTestSupport.awaitQueueLength((RedisSemaphore) fa.get(key), 1);
+            two.close(); // wakes the other client's waiter through the key's own master
+            waiter.get(20, TimeUnit.SECONDS).close();
+            checkInvariants(family + ":" + key);
+        }
+        assertThat(fa.size()).as("no key live in either process once idle").isZero();
+        assertThat(fb.size()).isZero();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        for (int master = 0; master < MASTERS; master++) {
+            String meta = "sem:{" + family + ":" + keys.get(master) + "}:meta";
+            while (cluster.node(master).exists(meta) != 0) {
+                assertThat(System.nanoTime() - deadline).as(meta + " expired when idle").isNegative();
+                Thread.sleep(50);
+            }
         }
     }
 

@@ -3,8 +3,10 @@ package dev.sema.spring.example;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
+import dev.sema.TooManyKeysException;
 import dev.sema.micrometer.SemaphoreMetrics;
 import dev.sema.spring.SemaphoreRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -96,7 +98,7 @@ class DashboardTest {
             }
         }
 
-        List<String> queries = queries(dashboard(), false);
+        List<String> queries = queries(dashboard(), Scraped.PLAIN);
         Set<String> named = new LinkedHashSet<>();
         for (String query : queries) {
             // A query may offer alternatives ("a or b", the percentile panels: buckets or gauges); one must be there.
@@ -163,7 +165,7 @@ class DashboardTest {
             scrape = partitionTraffic(api, prometheus);
         }
 
-        List<String> queries = queries(dashboard(), true);
+        List<String> queries = queries(dashboard(), Scraped.PARTITIONED);
         assertSelected(queries, scrape, "api");
         Set<String> named = new TreeSet<>();
         for (String query : queries) {
@@ -198,6 +200,45 @@ class DashboardTest {
     }
 
     /**
+     * The keyed row against a scrape of a keyed family bound as the application's semaphores are: two keys held, a
+     * third refused by maxKeys, a full key timed out and one queued, scraped while so.
+     */
+    @Test
+    void everyQueryOfTheKeyedRowAnswersForAKeyedFamily() throws Exception {
+        boolean perSample = meters.get("sema.acquire").tag("name", "reports").meter() instanceof Timer;
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        meterFilters.orderedStream().forEach(prometheus.config()::meterFilter);
+        KeyedSemaphore<String> exports = KeyedSemaphore.<String>builder().name("exports").permits(2).maxKeys(2)
+                .build();
+        String scrape;
+        try (SemaphoreMetrics metrics = SemaphoreMetrics.builder(exports).perSampleTimers(perSample).build()) {
+            metrics.bindTo(prometheus);
+            Permit acme = exports.get("acme").acquire(2);
+            Permit globex = exports.get("globex").acquire(1);
+            assertThatThrownBy(() -> exports.get("initech").acquire(1)).isInstanceOf(TooManyKeysException.class);
+            assertThatThrownBy(() -> exports.get("acme").acquire(1, Duration.ofMillis(5)))
+                    .isInstanceOf(TimeoutException.class);
+            CompletableFuture<Permit> queued = exports.get("acme").acquireAsync(1);
+            scrape = prometheus.scrape();
+            acme.close();
+            globex.close();
+            queued.get(10, TimeUnit.SECONDS).close();
+        }
+        assertThat(exports.size()).isZero();
+
+        List<String> queries = queries(dashboard(), Scraped.KEYED);
+        assertSelected(queries, scrape, "exports");
+        assertThat(String.join("\n", queries)).contains("sema_keys{", "sema_keys_max{");
+        assertThat(value(scrape, "sema_keys{name=\"exports\"}")).isEqualTo(2);
+        assertThat(value(scrape, "sema_keys_max{name=\"exports\"}")).isEqualTo(2);
+        assertThat(value(scrape, "sema_acquire_seconds_count{name=\"exports\",outcome=\"unavailable\",partition=\"\"}"))
+                .isEqualTo(1);
+        assertThat(value(scrape, "sema_acquire_seconds_count{name=\"exports\",outcome=\"timeout\",partition=\"\"}"))
+                .isEqualTo(1);
+        assertThat(scrape).as("no key in any tag").doesNotContain("acme", "globex", "initech");
+    }
+
+    /**
      * Limit 4 (checkout guaranteed 2, batch 1): every partition and the parent granted, then full, batch refused at
      * once, checkout timed out and batch queued; scraped while so, then everything given back.
      */
@@ -229,11 +270,12 @@ class DashboardTest {
         for (JsonNode variable : dashboard.get("templating").get("list")) {
             variables.add(variable.get("name").asString());
         }
-        assertThat(variables).containsExactly("datasource", "job", "instance", "name", "partitioned");
+        assertThat(variables).containsExactly("datasource", "job", "instance", "name", "partitioned", "keyed");
 
         Set<Integer> ids = new HashSet<>();
         boolean repeatsByName = false;
         boolean repeatsByPartitioned = false;
+        boolean repeatsByKeyed = false;
         List<String> panelTitles = new ArrayList<>();
         for (JsonNode panel : dashboard.get("panels")) {
             assertThat(ids.add(panel.get("id").asInt())).as("panel ids are unique").isTrue();
@@ -242,6 +284,7 @@ class DashboardTest {
             if (panel.get("type").asString().equals("row")) {
                 repeatsByName |= panel.has("repeat") && panel.get("repeat").asString().equals("name");
                 repeatsByPartitioned |= panel.has("repeat") && panel.get("repeat").asString().equals("partitioned");
+                repeatsByKeyed |= panel.has("repeat") && panel.get("repeat").asString().equals("keyed");
                 continue;
             }
             panelTitles.add(panel.get("title").asString());
@@ -253,9 +296,11 @@ class DashboardTest {
         }
         assertThat(repeatsByName).as("a row repeated for each semaphore of the name variable").isTrue();
         assertThat(repeatsByPartitioned).as("a row repeated for each partitioned semaphore").isTrue();
+        assertThat(repeatsByKeyed).as("a row repeated for each keyed family").isTrue();
         assertThat(panelTitles).contains("Limit against used", "Queue", "Wait p50 and p99, by outcome",
                 "Hold time p50, p99 and mean", "Leaks", "Used against guarantee, by partition", "Queue, by partition",
-                "Acquire requests per second, by partition", "Wait p99 of granted requests, by partition");
+                "Acquire requests per second, by partition", "Wait p99 of granted requests, by partition",
+                "Live keys against maxKeys", "Requests per second, by outcome", "Wait p99 of granted requests");
 
         // What the description says the percentile panels need is what this application configures.
         assertThat(dashboard.get("description").asString())
@@ -283,33 +328,52 @@ class DashboardTest {
         return JSON.readTree(Files.readString(ProjectFiles.at("docs/grafana/sema-dashboard.json")));
     }
 
+    /** Which semaphores a scrape has, and so which of the dashboard's queries it must answer. */
+    enum Scraped {
+        /** Semaphores without partitions: every query but those of the partitions and keyed rows. */
+        PLAIN,
+        /** A partitioned semaphore: every query but those of the keyed row. */
+        PARTITIONED,
+        /** A keyed family: the keyed row's and its variable's only (a family has no limit of its own). */
+        KEYED
+    }
+
     /**
-     * Every PromQL expression of the panels' targets and of the variables' queries; those of the partitions row (the
-     * row repeated by the partitioned variable, and that variable) only if {@code partitions}, since only a
-     * partitioned semaphore answers them.
+     * Every PromQL expression of the panels' targets and of the variables' queries that a scrape of {@code what}
+     * answers: the rows repeated by the partitioned and the keyed variable, and those variables, only for those.
      */
-    private static List<String> queries(JsonNode dashboard, boolean partitions) {
+    private static List<String> queries(JsonNode dashboard, Scraped what) {
         List<String> queries = new ArrayList<>();
-        boolean inPartitionsRow = false;
+        String row = "";
         for (JsonNode panel : dashboard.get("panels")) {
             if (panel.get("type").asString().equals("row")) {
-                inPartitionsRow = panel.has("repeat") && panel.get("repeat").asString().equals("partitioned");
+                row = panel.has("repeat") ? panel.get("repeat").asString() : "";
             }
-            if (panel.has("targets") && (partitions || !inPartitionsRow)) {
+            if (panel.has("targets") && answers(what, row)) {
                 for (JsonNode target : panel.get("targets")) {
                     queries.add(target.get("expr").asString());
                 }
             }
         }
         for (JsonNode variable : dashboard.get("templating").get("list")) {
+            String name = variable.get("name").asString();
             if (variable.get("type").asString().equals("query")
-                    && (partitions || !variable.get("name").asString().equals("partitioned"))) {
+                    && (what == Scraped.KEYED ? name.equals("keyed") : answers(what, name))) {
                 queries.add(variable.get("definition").asString());
                 queries.add(variable.get("query").get("query").asString());
             }
         }
-        assertThat(queries).hasSizeGreaterThanOrEqualTo(10);
+        assertThat(queries).hasSizeGreaterThanOrEqualTo(what == Scraped.KEYED ? 4 : 10);
         return queries;
+    }
+
+    /** Whether a scrape of {@code what} answers the queries of the row repeated by {@code repeat} ("" for none). */
+    private static boolean answers(Scraped what, String repeat) {
+        return switch (what) {
+            case PLAIN -> !repeat.equals("partitioned") && !repeat.equals("keyed");
+            case PARTITIONED -> !repeat.equals("keyed");
+            case KEYED -> repeat.equals("keyed");
+        };
     }
 
     /**
@@ -335,7 +399,8 @@ class DashboardTest {
             }
         }
         for (String query : queries) {
-            String set = query.replace("$name", semaphore).replace("$partitioned", semaphore);
+            String set = query.replace("$name", semaphore).replace("$partitioned", semaphore)
+                    .replace("$keyed", semaphore);
             List<String> failures = new ArrayList<>();
             for (String alternative : set.split(" or ")) {
                 String failure = unselected(alternative, series);

@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 
 /**
  * The listeners of a keyed semaphore (API.md §11b), local or on Redis: registered on the family, told of every key's
@@ -126,7 +127,18 @@ public final class FamilyListeners {
      * @return the forwarder
      */
     public SemaphoreListener forwarder(Semaphore key, BooleanSupplier retiring, Runnable afterLeak) {
-        return new Forwarder(key, retiring, afterLeak);
+        return new Forwarder(s -> key, retiring, afterLeak);
+    }
+
+    /**
+     * A listener to register on a family that stands for another (a family opened later, say): it tells these
+     * listeners of that family's events with {@code as(its key's semaphore)} as the semaphore.
+     *
+     * @param as the key's semaphore as this family's users see it, for the other family's
+     * @return the forwarder
+     */
+    public SemaphoreListener forwarder(UnaryOperator<Semaphore> as) {
+        return new Forwarder(as, null, null);
     }
 
     /** A listener that threw: logged once, told of later events all the same (F2). */
@@ -137,14 +149,14 @@ public final class FamilyListeners {
         }
     }
 
-    /** One key's semaphore's events, told with the key's semaphore as the family's users see it. */
+    /** One key's semaphore's events (or a family's), told with the key's semaphore as the family's users see it. */
     private final class Forwarder implements SemaphoreListener {
-        private final Semaphore key;
+        private final UnaryOperator<Semaphore> as;
         private final BooleanSupplier retiring;
         private final Runnable afterLeak;
 
-        Forwarder(Semaphore key, BooleanSupplier retiring, Runnable afterLeak) {
-            this.key = key;
+        Forwarder(UnaryOperator<Semaphore> as, BooleanSupplier retiring, Runnable afterLeak) {
+            this.as = as;
             this.retiring = retiring;
             this.afterLeak = afterLeak;
         }
@@ -153,6 +165,7 @@ public final class FamilyListeners {
         public void acquired(Semaphore s, long permits, long waitNanos) {
             SemaphoreListener[] ls = all;
             if (ls != null) {
+                Semaphore key = as.apply(s);
                 for (SemaphoreListener l : ls) {
                     try {
                         l.acquired(key, permits, waitNanos);
@@ -170,6 +183,7 @@ public final class FamilyListeners {
             }
             SemaphoreListener[] ls = all;
             if (ls != null) {
+                Semaphore key = as.apply(s);
                 for (SemaphoreListener l : ls) {
                     try {
                         l.rejected(key, permits, why, waitNanos);
@@ -184,6 +198,7 @@ public final class FamilyListeners {
         public void released(Semaphore s, long permits, long heldNanos) {
             SemaphoreListener[] ls = all;
             if (ls != null) {
+                Semaphore key = as.apply(s);
                 for (SemaphoreListener l : ls) {
                     try {
                         l.released(key, permits, heldNanos);
@@ -198,6 +213,7 @@ public final class FamilyListeners {
         public void leaked(Semaphore s, long permits) {
             SemaphoreListener[] ls = all;
             if (ls != null) {
+                Semaphore key = as.apply(s);
                 for (SemaphoreListener l : ls) {
                     try {
                         l.leaked(key, permits);

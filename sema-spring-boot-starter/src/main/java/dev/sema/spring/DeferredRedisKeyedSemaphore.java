@@ -1,26 +1,22 @@
 package dev.sema.spring;
 
-import dev.sema.Fairness;
 import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
 import dev.sema.Rejection;
 import dev.sema.Semaphore;
 import dev.sema.SemaphoreClosedException;
-import dev.sema.SemaphoreListener;
-import dev.sema.internal.Checks;
+import dev.sema.internal.AbstractKeyView;
+import dev.sema.internal.AbstractKeyedSemaphore;
 import dev.sema.redis.RedisPermit;
 import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphoreException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 
 /**
  * The registry's handle on a {@code redis: true} keyed family ({@code sema.keyed.<name>}): the family that
@@ -48,32 +44,27 @@ import java.util.function.Consumer;
  *
  * F1: `delegate` goes from null to the opened family once, under `lock`, and never changes again; every call reads
  *     it once, so a call runs wholly on the stand-in or wholly on the family.
- * F2: every listener added here hears every event of the family from the moment it is added: `forwarder` is added to
- *     the family before `delegate` is published (no request through this handle reaches the family unheard), and it
- *     calls the listeners in `listeners` in the order added, with this handle's view of the key as `semaphore`.
+ * F2: every listener added here hears every event of the family from the moment it is added: a forwarder of this
+ *     handle's listeners (FamilyListeners) is added to the family before `delegate` is published (no request through
+ *     this handle reaches the family unheard), and tells them of each event with this handle's view of the key.
  * F3: `closed` is set under `lock`; an open that finds it set closes the family at once, so that no request is
  *     served by a family opened after the registry closed (a request that finds it set and no delegate is refused
  *     as closed).
  *
+ * What every keyed family keeps alike (the listeners, what a key's semaphore refuses) is AbstractKeyedSemaphore's and
+ * AbstractKeyView's.
+ *
  * field      | read          | written              | guard
  * delegate   | volatile      | once, volatile       | lock
- * closed     | volatile      | once, volatile       | lock
- * listeners  | copy-on-write | copy-on-write        | -
+ * closed     | volatile      | once, volatile       | lock (AbstractKeyedSemaphore's field)
+ * listeners  | FamilyListeners (copy on write)
  */
-final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
-        RedisConnector.Deferred<KeyedSemaphore<String>> {
-    private static final System.Logger LOG = System.getLogger(DeferredRedisKeyedSemaphore.class.getName());
-
-    private final String name;
+final class DeferredRedisKeyedSemaphore extends AbstractKeyedSemaphore<Object, RedisPermit>
+        implements RedisConnector.Deferred<KeyedSemaphore<String>> {
     private final long permits;
-    private final int maxKeys;
     private final Duration lease;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile KeyedSemaphore<String> delegate;
-    private volatile boolean closed;
-    private final CopyOnWriteArrayList<SemaphoreListener> listeners = new CopyOnWriteArrayList<>();
-    private final Set<SemaphoreListener> complained = ConcurrentHashMap.newKeySet();
-    private final SemaphoreListener forwarder = new Forwarder();
     /** Why it is not open yet, for the messages; replaced by every failed attempt. */
     private volatile String notOpenBecause = "Redis has not been reached yet";
 
@@ -84,9 +75,8 @@ final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
      * @param lease each key's configured lease
      */
     DeferredRedisKeyedSemaphore(String name, long permits, int maxKeys, Duration lease) {
-        this.name = name;
+        super(name, maxKeys, null, List.of());
         this.permits = permits;
-        this.maxKeys = maxKeys;
         this.lease = lease;
     }
 
@@ -108,12 +98,12 @@ final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
 
     /** Why it is not open, or {@code null} once it is. */
     String notOpen() {
-        return delegate != null ? null : "keyed semaphore '" + name + "' is not open yet (" + notOpenBecause + ")";
+        return delegate != null ? null : "keyed semaphore '" + name() + "' is not open yet (" + notOpenBecause + ")";
     }
 
     @Override
     public String describe() {
-        return "Redis keyed semaphore '" + name + "'";
+        return "Redis keyed semaphore '" + name() + "'";
     }
 
     @Override
@@ -128,9 +118,10 @@ final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
         lock.lock();
         try {
             if (delegate != null) {
-                throw new IllegalStateException("keyed semaphore '" + name + "' is open already");
+                throw new IllegalStateException("keyed semaphore '" + name() + "' is open already");
             }
-            opened.addListener(forwarder); // F2: before any request can reach it through this handle
+            // F2: before any request can reach it through this handle; its views become this handle's
+            opened.addListener(listeners.forwarder(this::as));
             delegate = opened;
             lateForClose = closed;
         } finally {
@@ -139,6 +130,12 @@ final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
         if (lateForClose) {
             opened.close(); // F3
         }
+    }
+
+    /** This handle's view of the key whose Redis family's view is {@code s} ({@code "<family>:<key>"}). */
+    private Semaphore as(Semaphore s) {
+        String n = s.name();
+        return n.startsWith(name() + ":") ? new KeyView(n.substring(name().length() + 1)) : s;
     }
 
     // ---------------------------------------------------------------- the family
@@ -154,7 +151,7 @@ final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
         String k = String.valueOf(key);
         String invalid = invalidKey(k);
         if (invalid != null) {
-            throw new IllegalArgumentException("key '" + k + "' of keyed semaphore '" + name + "' " + invalid
+            throw new IllegalArgumentException("key '" + k + "' of keyed semaphore '" + name() + "' " + invalid
                     + ": a key of a family on Redis must be non-empty and contain no brace");
         }
         return new KeyView(k);
@@ -164,26 +161,6 @@ final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
     public int size() {
         KeyedSemaphore<String> d = delegate;
         return d == null ? 0 : d.size();
-    }
-
-    @Override
-    public int maxKeys() {
-        return maxKeys;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public void addListener(SemaphoreListener listener) {
-        listeners.add(Objects.requireNonNull(listener, "listener"));
-    }
-
-    @Override
-    public boolean removeListener(SemaphoreListener listener) {
-        return listeners.remove(Objects.requireNonNull(listener, "listener"));
     }
 
     /**
@@ -206,240 +183,134 @@ final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
     }
 
     @Override
-    public boolean isClosed() {
+    public String toString() {
         KeyedSemaphore<String> d = delegate;
-        return closed || d != null && d.isClosed();
+        return d != null ? d.toString() : "RedisKeyedSemaphore[" + name() + ", not open: " + notOpenBecause + "]";
     }
 
-    /** Tells every listener, in the order added; one that throws is logged once and stops no other. */
-    private void tell(Consumer<SemaphoreListener> event) {
-        for (SemaphoreListener l : listeners) {
-            try {
-                event.accept(l);
-            } catch (RuntimeException e) {
-                if (complained.add(l)) {
-                    LOG.log(System.Logger.Level.WARNING, "listener " + l + " of keyed semaphore '" + name + "' threw;"
-                            + " it is told of later events all the same (this is logged once per listener)", e);
-                }
-            }
+    // ---------------------------------------------------------------- requests, for the views
+
+    /** The Redis family's view of the key, for an acquire: a refusal, with its event, while there is none. */
+    private RedisSemaphore forAcquire(AbstractKeyView<Object, RedisPermit> view, String what, long n) {
+        KeyedSemaphore<String> d = delegate;
+        if (d != null) {
+            return (RedisSemaphore) d.get((String) view.key());
         }
+        checkRequest(n);
+        if (closed) {
+            listeners.rejected(view, n, Rejection.CLOSED);
+            throw new SemaphoreClosedException("semaphore '" + view.name() + "': " + what + " refused: keyed"
+                    + " semaphore '" + name() + "' is closed in this process");
+        }
+        listeners.rejected(view, n, Rejection.UNAVAILABLE);
+        throw notOpen(view, what);
+    }
+
+    /** The Redis family's view of the key, for anything else. */
+    private RedisSemaphore open(AbstractKeyView<Object, RedisPermit> view, String what) {
+        KeyedSemaphore<String> d = delegate;
+        if (d == null) {
+            throw notOpen(view, what);
+        }
+        return (RedisSemaphore) d.get((String) view.key());
+    }
+
+    private RedisSemaphoreException notOpen(Semaphore view, String what) {
+        return new RedisSemaphoreException("semaphore '" + view.name() + "': " + what + " failed: keyed semaphore '"
+                + name() + "' is not open yet (" + notOpenBecause + ")", null);
     }
 
     @Override
-    public String toString() {
-        KeyedSemaphore<String> d = delegate;
-        return d != null ? d.toString() : "RedisKeyedSemaphore[" + name + ", not open: " + notOpenBecause + "]";
+    protected RedisPermit acquire(AbstractKeyView<Object, RedisPermit> view, long n, Duration timeout,
+            boolean interruptible) throws InterruptedException, TimeoutException {
+        RedisSemaphore target = forAcquire(view, what(interruptible ? "acquire" : "acquireUninterruptibly", n,
+                timeout), n);
+        if (timeout != null) {
+            return target.acquire(n, timeout);
+        }
+        return interruptible ? target.acquire(n) : target.acquireUninterruptibly(n);
     }
 
-    /** Tells this handle's listeners of the family's events, with this handle's view of the key (F2). */
-    private final class Forwarder implements SemaphoreListener {
-        /** The view of the key that the Redis family's view {@code s} ({@code "<family>:<key>"}) is of. */
-        private Semaphore as(Semaphore s) {
-            String n = s.name();
-            return n.startsWith(name + ":") ? new KeyView(n.substring(name.length() + 1)) : s;
-        }
+    @Override
+    protected Optional<Permit> tryAcquire(AbstractKeyView<Object, RedisPermit> view, long n) {
+        return forAcquire(view, what("tryAcquire", n, null), n).tryAcquire(n);
+    }
 
-        @Override
-        public void acquired(Semaphore s, long permits, long waitNanos) {
-            Semaphore as = as(s);
-            tell(l -> l.acquired(as, permits, waitNanos));
-        }
+    @Override
+    protected RedisPermit drainPermits(AbstractKeyView<Object, RedisPermit> view) {
+        return forAcquire(view, what("drainPermits", 0, null), 0).drainPermits();
+    }
 
-        @Override
-        public void rejected(Semaphore s, long permits, Rejection why, long waitNanos) {
-            Semaphore as = as(s);
-            tell(l -> l.rejected(as, permits, why, waitNanos));
+    @Override
+    protected CompletableFuture<Permit> acquireAsync(AbstractKeyView<Object, RedisPermit> view, long n,
+            Duration timeout) {
+        RedisSemaphore target;
+        try {
+            target = forAcquire(view, what("acquireAsync", n, timeout), n);
+        } catch (RedisSemaphoreException | SemaphoreClosedException refused) {
+            return CompletableFuture.failedFuture(refused);
         }
+        return timeout == null ? target.acquireAsync(n) : target.acquireAsync(n, timeout);
+    }
 
-        @Override
-        public void released(Semaphore s, long permits, long heldNanos) {
-            Semaphore as = as(s);
-            tell(l -> l.released(as, permits, heldNanos));
-        }
+    @Override
+    protected void awaitIdle(AbstractKeyView<Object, RedisPermit> view) throws InterruptedException {
+        open(view, "awaitIdle()").awaitIdle();
+    }
 
-        @Override
-        public void leaked(Semaphore s, long permits) {
-            Semaphore as = as(s);
-            tell(l -> l.leaked(as, permits));
-        }
-
-        @Override
-        public void closed(Semaphore s) {
-            Semaphore as = as(s);
-            tell(l -> l.closed(as));
-        }
+    @Override
+    protected CompletableFuture<Void> awaitIdleAsync(AbstractKeyView<Object, RedisPermit> view) {
+        KeyedSemaphore<String> d = delegate;
+        return d != null ? d.get((String) view.key()).awaitIdleAsync()
+                : CompletableFuture.failedFuture(notOpen(view, "awaitIdleAsync()"));
     }
 
     // ---------------------------------------------------------------- one key
 
-    /** The semaphore of one key: the Redis family's view of it, found at each call (F1), or a refusal. */
-    private final class KeyView implements RedisSemaphore {
-        private final String key;
+    /**
+     * The semaphore of one key: the Redis family's view of it, found at each call (F1), or a refusal. What it refuses
+     * and what makes two equal is AbstractKeyView's.
+     */
+    private final class KeyView extends AbstractKeyView<Object, RedisPermit> implements RedisSemaphore {
         private final String viewName;
 
         KeyView(String key) {
-            this.key = key;
-            this.viewName = name + ":" + key;
+            super(DeferredRedisKeyedSemaphore.this, key);
+            this.viewName = DeferredRedisKeyedSemaphore.this.name() + ":" + key;
         }
 
-        /** The Redis family's view of the key, for an acquire: a refusal, with its event, while there is none. */
-        private RedisSemaphore forAcquire(String what, long n) {
-            KeyedSemaphore<String> d = delegate;
-            if (d != null) {
-                return (RedisSemaphore) d.get(key);
-            }
-            Checks.nonNegative("permits", n);
-            if (closed) {
-                tell(l -> l.rejected(this, n, Rejection.CLOSED, 0));
-                throw new SemaphoreClosedException("semaphore '" + viewName + "': " + what + " refused: keyed"
-                        + " semaphore '" + name + "' is closed in this process");
-            }
-            tell(l -> l.rejected(this, n, Rejection.UNAVAILABLE, 0));
-            throw notOpen(what);
-        }
-
-        /** The Redis family's view of the key, for anything else. */
-        private RedisSemaphore open(String what) {
-            KeyedSemaphore<String> d = delegate;
-            if (d == null) {
-                throw notOpen(what);
-            }
-            return (RedisSemaphore) d.get(key);
-        }
-
-        private RedisSemaphoreException notOpen(String what) {
-            return new RedisSemaphoreException("semaphore '" + viewName + "': " + what + " failed: keyed semaphore '"
-                    + name + "' is not open yet (" + notOpenBecause + ")", null);
-        }
-
-        @Override
-        public RedisPermit acquire(long n) throws InterruptedException {
-            return forAcquire("acquire(" + n + ")", n).acquire(n);
-        }
-
-        @Override
-        public RedisPermit acquire(long n, Duration timeout) throws InterruptedException, TimeoutException {
-            Objects.requireNonNull(timeout, "timeout");
-            return forAcquire("acquire(" + n + ", " + timeout + ")", n).acquire(n, timeout);
-        }
-
-        @Override
-        public RedisPermit acquireUninterruptibly(long n) {
-            return forAcquire("acquireUninterruptibly(" + n + ")", n).acquireUninterruptibly(n);
-        }
-
-        @Override
-        public RedisPermit drainPermits() {
-            return forAcquire("drainPermits()", 0).drainPermits();
-        }
-
-        @Override
-        public Optional<Permit> tryAcquire(long n) {
-            return forAcquire("tryAcquire(" + n + ")", n).tryAcquire(n);
-        }
-
-        @Override
-        public CompletableFuture<Permit> acquireAsync(long n) {
-            RedisSemaphore target;
-            try {
-                target = forAcquire("acquireAsync(" + n + ")", n);
-            } catch (RedisSemaphoreException | SemaphoreClosedException refused) {
-                return CompletableFuture.failedFuture(refused);
-            }
-            return target.acquireAsync(n);
-        }
-
-        @Override
-        public CompletableFuture<Permit> acquireAsync(long n, Duration timeout) {
-            Objects.requireNonNull(timeout, "timeout");
-            RedisSemaphore target;
-            try {
-                target = forAcquire("acquireAsync(" + n + ", " + timeout + ")", n);
-            } catch (RedisSemaphoreException | SemaphoreClosedException refused) {
-                return CompletableFuture.failedFuture(refused);
-            }
-            return target.acquireAsync(n, timeout);
-        }
-
-        @Override
-        public void awaitIdle() throws InterruptedException {
-            open("awaitIdle()").awaitIdle();
-        }
-
-        @Override
-        public CompletableFuture<Void> awaitIdleAsync() {
-            KeyedSemaphore<String> d = delegate;
-            return d != null ? d.get(key).awaitIdleAsync()
-                    : CompletableFuture.failedFuture(notOpen("awaitIdleAsync()"));
+        private String keyName() {
+            return (String) key();
         }
 
         @Override
         public long permits() {
-            return open("permits()").permits();
+            return open(this, "permits()").permits();
         }
 
         /** The configured limit until the family is open (a key's ceiling is its limit), then the stored one. */
         @Override
         public long maxPermits() {
             KeyedSemaphore<String> d = delegate;
-            return d == null ? permits : d.get(key).maxPermits();
+            return d == null ? permits : d.get(keyName()).maxPermits();
         }
 
         @Override
         public long availablePermits() {
-            return open("availablePermits()").availablePermits();
+            return open(this, "availablePermits()").availablePermits();
         }
 
         @Override
         public int queueLength() {
-            return open("queueLength()").queueLength();
-        }
-
-        @Override
-        public void setPermits(long limit) {
-            throw notHere("setPermits(" + limit + ")");
-        }
-
-        @Override
-        public long addPermits(long n) {
-            throw notHere("addPermits(" + n + ")");
-        }
-
-        @Override
-        public long reducePermits(long n) {
-            throw notHere("reducePermits(" + n + ")");
-        }
-
-        @Override
-        public void close() {
-            throw notHere("close()");
-        }
-
-        @Override
-        public void close(Throwable cause) {
-            throw notHere("close(" + cause + ")");
-        }
-
-        private UnsupportedOperationException notHere(String what) {
-            return new UnsupportedOperationException(what + " on semaphore '" + viewName + "': every key has the"
-                    + " limit of keyed semaphore '" + name + "', which is closed as a whole");
-        }
-
-        @Override
-        public boolean isClosed() {
-            return DeferredRedisKeyedSemaphore.this.isClosed();
+            return open(this, "queueLength()").queueLength();
         }
 
         @Override
         public RedisSemaphore partition(String partition) {
             Objects.requireNonNull(partition, "name");
             throw new IllegalArgumentException("semaphore '" + viewName + "' has no partition '" + partition + "';"
-                    + " the keys of keyed semaphore '" + name + "' have no partitions");
-        }
-
-        @Override
-        public Fairness fairness() {
-            return Fairness.FIFO;
+                    + " the keys of keyed semaphore '" + DeferredRedisKeyedSemaphore.this.name() + "' have no"
+                    + " partitions");
         }
 
         @Override
@@ -448,43 +319,15 @@ final class DeferredRedisKeyedSemaphore implements KeyedSemaphore<Object>,
         }
 
         @Override
-        public void addListener(SemaphoreListener listener) {
-            Objects.requireNonNull(listener, "listener");
-            throw new UnsupportedOperationException("semaphore '" + viewName + "' is a key of keyed semaphore '"
-                    + name + "': its listeners are the family's, which see its events with it as the semaphore;"
-                    + " register there");
-        }
-
-        @Override
-        public boolean removeListener(SemaphoreListener listener) {
-            Objects.requireNonNull(listener, "listener");
-            return false;
-        }
-
-        @Override
         public String name() {
             return viewName;
         }
 
         @Override
-        public boolean equals(Object o) {
-            return o instanceof KeyView v && v.family() == DeferredRedisKeyedSemaphore.this && v.key.equals(key);
-        }
-
-        private DeferredRedisKeyedSemaphore family() {
-            return DeferredRedisKeyedSemaphore.this;
-        }
-
-        @Override
-        public int hashCode() {
-            return System.identityHashCode(DeferredRedisKeyedSemaphore.this) * 31 + key.hashCode();
-        }
-
-        @Override
         public String toString() {
             KeyedSemaphore<String> d = delegate;
-            return d != null ? d.get(key).toString() : "RedisSemaphore[" + viewName + ", not open: " + notOpenBecause
-                    + "]";
+            return d != null ? d.get(keyName()).toString() : "RedisSemaphore[" + viewName + ", not open: "
+                    + notOpenBecause + "]";
         }
     }
 }

@@ -166,6 +166,42 @@ class RedisNetworkFaultTest extends RedisTestSupport {
         everyPermitBack(sc, 1);
     }
 
+    /**
+     * Closing while Redis cannot be reached returns within about one command timeout, however many handles
+     * have something to give back; the leases end the rest.
+     */
+    @Test
+    @Timeout(60)
+    void closeWhileRedisIsUnreachableReturnsPromptlyAndLeavesTheRestToTheLease() throws Exception {
+        List<String> names = List.of(name, name + "-2", name + "-3", name + "-4");
+        List<Permit> released = new ArrayList<>();
+        for (String n : names) {
+            RedisSemaphore s = w.semaphore(n).permits(2).lease(LEASE).build();
+            released.add(s.acquire(1));
+            s.acquire(1); // still held at the close
+        }
+        proxy.partition(FaultProxy.Direction.BOTH);
+        List<Thread> closing = new ArrayList<>();
+        for (Permit p : released) {
+            closing.add(Thread.ofPlatform().start(p::close)); // no reply: due again
+        }
+        for (Thread t : closing) {
+            t.join(TimeUnit.SECONDS.toMillis(20));
+        }
+
+        long start = System.nanoTime();
+        w.close(); // never throws
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        // One command timeout (1 s) for every handle's replies, with room for a busy machine.
+        assertThat(tookMillis).as("close() took %d ms", tookMillis).isLessThan(2_500);
+        proxy.heal();
+        for (String n : names) {
+            RedisSemaphore s = b.semaphore(n).permits(2).lease(LEASE).build();
+            await("every permit of " + n + " back", () -> s.availablePermits() == 2 && s.queueLength() == 0);
+            checkInvariants(n);
+        }
+    }
+
     @Test
     @Timeout(60)
     void renewalHeldUpByAShortPartitionKeepsTheLease() throws Exception {

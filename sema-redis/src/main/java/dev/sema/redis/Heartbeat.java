@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>H3: a waiter Redis reports granted is completed as if woken (a lost message is healed); one it
  *     reports gone is queued again with the same id, or failed when the semaphore is closed.</li>
  * <li>H4: CANCELs and RELEASEs whose reply was lost (L6) are sent again on every tick until Redis
- *     answers.</li>
+ *     answers; once the handle left, its leave() has sent them a last time instead (L11).</li>
  * <li>H5: a permit's {@code leaseLost()} completes when its local deadline passes, not at the next tick:
  *     every check of the deadlines (a tick, or a check scheduled by {@link #watch}) ends by watching the
  *     earliest deadline still ahead, and a deadline that would pass before the next tick gets a check of

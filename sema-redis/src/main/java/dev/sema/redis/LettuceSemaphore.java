@@ -24,9 +24,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The {@link RedisSemaphore} handle: the state is in Redis (see the scripts, whose shared head
@@ -51,6 +54,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * Local state:
      *   waiting  request id -> Pending: this handle's queued requests whose outcome is not yet known here.
      *   held     grant id -> LettucePermit: this handle's live grants, renewed by the Heartbeat.
+     *   cancelsDue, releasesDue  ids of CANCELs and whole-grant RELEASEs that got no reply (L6, L11).
      *
      * Invariants:
      *  L1: a Pending's outcome is decided by one CAS (Pending.decide / withdraw); whoever withdraws sends
@@ -73,7 +77,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      outcomes are reported to the listeners (dev.sema.internal.Listeners).
      *  L6: a CANCEL or a whole-grant RELEASE whose outcome is unknown (no reply in time, a dropped
      *      connection) is kept in cancelsDue/releasesDue and sent again by the Heartbeat until Redis
-     *      answers; both scripts are idempotent per id, so a second run changes nothing.
+     *      answers, and by leave() (L11); both scripts are idempotent per id, so a second run changes nothing.
      *  L7: with replicas(n, timeout), no grant reaches a caller before WAIT reports n replicas have it;
      *      one that does not get there in time is given back (discard) and the request fails.
      *  L8: a blocking acquire's first ACQUIRE reply is handled by the calling thread itself (no hop to
@@ -93,9 +97,19 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      view it was made by, and whatever decides a request or reports about a permit (a reply, a
      *      wake-up, the heartbeat, close, leave) goes through that view, so its listeners see the view
      *      (Listeners R4) and its messages name it.
+     *  L11: a handle that leaves (RedisSemaphores.close, a keyed family's close or its drop of an idle key)
+     *      sends, before it goes, what no heartbeat will send after it: a CANCEL for every waiter it fails, a
+     *      RELEASE for every grant it holds, and every CANCEL and RELEASE still due (L6). It waits for the
+     *      replies within one command timeout (RedisSemaphores.close: one for all its handles), never longer:
+     *      with Redis down, the leases and the waiters' time-to-live end what got no answer. leave() sets
+     *      `left` before it reads `waiting`, `held` and the due sets, and whatever adds to them reads `left`
+     *      after (start, releaseQuietly, due): so a request started, a permit emptied or a command failed
+     *      while the handle leaves is sent by leave() or by its own thread, never by neither. A command sent
+     *      by both (or by a tick still running) is a resend, which changes nothing (L6).
      *
      * Threads: replies and messages are handled on virtual threads (RedisSemaphores.execute), ticks on the
      * timer thread; neither blocks on Redis except LettucePermit ops, which hold only that permit's lock.
+     * leave() waits for its replies (L11), at most a command timeout, in the thread that makes it leave.
      *
      * field         read        write
      * waiting/held  any         ConcurrentHashMap (a view's are its handle's, L10)
@@ -106,10 +120,14 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * knownClosed   volatile    volatile, set once: this handle closed it or saw it closed
      * closeCause    volatile    volatile, in AbstractSemaphore (A2): set once, before knownClosed, by the close
      *                           that closed it
-     * left          volatile    volatile, set once by leave()
+     * left          volatile    volatile, set once by leave(), before it reads the maps and the due sets (L11)
+     * cancelsDue,   any         ConcurrentHashMap key sets: added to by a command that got no reply (due),
+     *   releasesDue             removed from when Redis answers a resend (L6); sent by the Heartbeat and leave()
      */
 
     private static final System.Logger LOG = System.getLogger(LettuceSemaphore.class.getName());
+    /** L11: how soon a command of leave()'s that was refused at once is sent again. */
+    private static final long LEAVE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final RedisSemaphores owner;
     private final String handleId;
@@ -585,6 +603,12 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         } else {
             sendAcquire(p, false);
         }
+        if (root.left) {
+            // keeps L11: leave() may have read `waiting` before this request was in it, or cancelled it before
+            // its ACQUIRE went out; this CANCEL follows the ACQUIRE on the connection.
+            fail(p, closedLocally(p.what()));
+            cancelOnServer(p.id);
+        }
         return p;
     }
 
@@ -790,29 +814,41 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         }
     }
 
-    /** Withdraws a request in Redis; if the reply is lost, it is sent again until Redis answers (L6). */
+    /** Withdraws a request in Redis; if the reply is lost, it is sent again until Redis answers (L6, L11). */
     private void cancelOnServer(String id) {
         protocol.cancel(id).whenComplete((r, e) -> {
-            if (e != null && !root.left) {
-                cancelsDue.add(id);
+            if (e != null) {
+                due(cancelsDue, id, this::resendCancel);
                 LOG.log(System.Logger.Level.DEBUG, () -> describe() + ": CANCEL " + id
                         + " got no reply; sent again at the next heartbeats until Redis answers", e);
             }
         });
     }
 
-    /** The Heartbeat's resend of a lost CANCEL: it stays due until Redis answers (L6). */
-    void resendCancel(String id) {
-        protocol.cancel(id).whenComplete((r, e) -> {
+    /**
+     * Keeps {@code id} due (L6). Added before {@code left} is read, as leave() sets {@code left} before it reads
+     * the sets: one of the two sees the other, so a command that failed while the handle left is sent once more
+     * by leave() or here (L11), never by neither.
+     */
+    private void due(Set<String> due, String id, Function<String, CompletableFuture<?>> resend) {
+        due.add(id);
+        if (root.left) {
+            resend.apply(id);
+        }
+    }
+
+    /** A resend of a lost CANCEL (the Heartbeat's, leave's): it stays due until Redis answers (L6). */
+    CompletableFuture<?> resendCancel(String id) {
+        return protocol.cancel(id).whenComplete((r, e) -> {
             if (e == null) {
                 cancelsDue.remove(id);
             }
         });
     }
 
-    /** The Heartbeat's resend of a lost whole-grant RELEASE: it stays due until Redis answers (L6). */
-    void resendRelease(String grantId) {
-        protocol.release(grantId, "", 0).whenComplete((r, e) -> {
+    /** A resend of a lost whole-grant RELEASE (the Heartbeat's, leave's): it stays due until Redis answers (L6). */
+    CompletableFuture<?> resendRelease(String grantId) {
+        return protocol.release(grantId, "", 0).whenComplete((r, e) -> {
             if (e == null) {
                 releasesDue.remove(grantId);
             }
@@ -952,18 +988,19 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /**
      * Releases a whole grant, never throwing. A release whose reply is lost is sent again at the next
-     * heartbeats until Redis answers (L6), and the lease ends it if this process stops first.
+     * heartbeats until Redis answers (L6), and once more when the handle leaves (L11); the lease ends it if
+     * neither reaches Redis.
      */
     void releaseQuietly(String grantId) {
         try {
-            sync("release of grant " + grantId, blocking.release(grantId, "", 0));
+            // Not refused once left, unlike sync(): a permit emptied just before leave() swept `held` is
+            // released by nobody else (L11).
+            owner.await(blocking.release(grantId, "", 0), describe() + ": release of grant " + grantId);
         } catch (RuntimeException e) {
-            if (!root.left) {
-                releasesDue.add(grantId);
-            }
+            due(releasesDue, grantId, this::resendRelease);
             LOG.log(System.Logger.Level.WARNING, () -> describe() + ": could not release grant " + grantId
-                    + " now; it is sent again at the next heartbeat (and its lease ends it otherwise): "
-                    + e.getMessage());
+                    + " now; it is sent again at the next heartbeat or when this handle leaves (and its lease"
+                    + " ends it otherwise): " + e.getMessage());
         }
     }
 
@@ -1068,33 +1105,92 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /**
      * As {@link #leave()}, refusing what comes after with {@code because} (null: this process's RedisSemaphores
-     * closed); the semaphore stays open in Redis for every other handle and process.
+     * closed); the semaphore stays open in Redis for every other handle and process. Waits for Redis's replies
+     * within the command timeout, no longer: what got no reply by then is left to the leases (L11).
      */
     void leave(String because) {
+        awaitLeft(leaving(because));
+    }
+
+    /**
+     * Starts leaving (see {@link #leave(String)}) without waiting: returns when every command it sends has an
+     * answer or failed, so that a process closing many handles waits one command timeout for all of them.
+     */
+    CompletableFuture<Void> leaving(String because) {
         if (because != null) {
             root.leftBecause = because; // before left: whoever sees left sees why
         }
-        root.left = true;
+        root.left = true; // before the sets are read: keeps L11 with due()
         ScheduledFuture<?> t = ticker;
         if (t != null) {
             t.cancel(false);
         }
+        long deadline = System.nanoTime() + owner.commandTimeout.toNanos();
         List<CompletableFuture<?>> sent = new ArrayList<>();
         for (Pending<?> p : waiting.values()) {
             if (p.semaphore.fail(p, p.semaphore.closedLocally(p.what()))) { // L10
-                sent.add(protocol.cancel(p.id));
+                sent.add(sendUntil(() -> protocol.cancel(p.id), deadline));
             }
         }
         for (LettucePermit p : held.values()) {
             String id = p.abandon();
             if (id != null) {
-                sent.add(protocol.release(id, "", 0));
+                sent.add(sendUntil(() -> protocol.release(id, "", 0), deadline));
             }
         }
         held.clear();
+        // L11: what no heartbeat will send again now. A tick that is running may send the same: both scripts
+        // are idempotent per id (L6), so the second run changes nothing.
+        for (String id : cancelsDue) {
+            sent.add(sendUntil(() -> resendCancel(id), deadline));
+        }
+        for (String id : releasesDue) {
+            sent.add(sendUntil(() -> resendRelease(id), deadline));
+        }
+        return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * L11: sends one of leave()'s commands, and again while it is refused at once, until Redis answers or
+     * {@code deadline} (nanoTime) passes. A handle often leaves right after a fault: while the connection is
+     * opened again, commands are refused at once (REJECT_COMMANDS), and one try would leave it all to the leases.
+     * A command that waits for its reply is not sent again: its own timeout ends after the deadline.
+     */
+    private CompletableFuture<Void> sendUntil(Supplier<CompletableFuture<?>> send, long deadline) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        sendUntil(send, deadline, done);
+        return done;
+    }
+
+    private void sendUntil(Supplier<CompletableFuture<?>> send, long deadline, CompletableFuture<Void> done) {
+        CompletableFuture<?> reply;
         try {
-            CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
-                    .get(owner.commandTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            reply = send.get();
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        reply.whenComplete((r, e) -> {
+            if (e == null) {
+                done.complete(null);
+                return;
+            }
+            if (deadline - System.nanoTime() <= LEAVE_RETRY_NANOS) {
+                done.completeExceptionally(e);
+                return;
+            }
+            try {
+                owner.timer.schedule(() -> owner.execute(() -> sendUntil(send, deadline, done)), LEAVE_RETRY_NANOS,
+                        TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closed) {
+                done.completeExceptionally(e); // this process closed its connections: nothing more can be sent
+            }
+        });
+    }
+
+    /** Waits for what {@link #leaving} sent, within the command timeout; never throws. */
+    void awaitLeft(CompletableFuture<Void> sent) {
+        try {
+            sent.get(owner.commandTimeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {

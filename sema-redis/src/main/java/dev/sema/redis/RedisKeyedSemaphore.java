@@ -57,7 +57,8 @@ final class RedisKeyedSemaphore extends AbstractKeyedSemaphore<String, RedisPerm
      *  R3: an entry dies by one CAS of refs from 0 to DEAD, made by whoever brought refs to 0; a DEAD entry is
      *      never counted in again (R1's CAS fails); it is removed from the map by identity, and its handle is
      *      dropped (RedisSemaphores.drop: it leaves and unsubscribes; the semaphore stays open in Redis) once
-     *      `ready` is complete: by R1-R2 it then has no waiter and no grant.
+     *      `ready` is complete: by R1-R2 it then has no waiter and no grant, but may have a release whose reply
+     *      was lost, which it sends as it leaves (LettuceSemaphore's L11).
      *  R4: a new entry enters the map only by putIfAbsent, so this process has at most one entry, and so one
      *      handle in use, per key; an entry leaves the map once DEAD (R3), or at once when its handle could not
      *      be opened (`ready` failed: it never had a handle, so it never holds permits).

@@ -34,6 +34,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -473,8 +474,9 @@ public final class RedisSemaphores implements AutoCloseable {
 
     /**
      * Ends this process's participation: fails this process's waiters with
-     * {@link SemaphoreClosedException}, releases the permits it still holds (best effort: the leases of
-     * those that cannot be released end by themselves), stops renewals and closes the connections, and
+     * {@link SemaphoreClosedException}, releases the permits it still holds and sends again the releases whose
+     * reply was lost (best effort, waiting at most one command timeout: the leases of those that cannot be
+     * released end by themselves), stops renewals and closes the connections, and
      * the client if it was made by {@link #connect(String)} or {@link #connectCluster(String)}. The
      * semaphores stay open for every other process. Idempotent.
      */
@@ -483,12 +485,22 @@ public final class RedisSemaphores implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        List<CompletableFuture<Void>> sent = new ArrayList<>();
         for (LettuceSemaphore s : semaphores) {
             try {
-                s.leave();
+                sent.add(s.leaving(null));
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "leaving " + s.name() + " failed", e);
             }
+        }
+        // One command timeout for every handle's last releases, not one each: with Redis down, the leases end them.
+        try {
+            CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
+                    .get(commandTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.log(System.Logger.Level.DEBUG, "some releases failed on closing; their leases will end them", e);
         }
         timer.shutdownNow();
         client.removeListener(reconnected);

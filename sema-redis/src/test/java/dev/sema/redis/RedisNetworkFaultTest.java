@@ -166,6 +166,90 @@ class RedisNetworkFaultTest extends RedisTestSupport {
         everyPermitBack(sc, 1);
     }
 
+    /**
+     * Closing the process gives back a release whose reply was lost, at once rather than at the lease's end:
+     * the lease would end in Redis only when some later operation found it expired. Another process holds
+     * a permit throughout, so a release applied twice would show as a count below its one.
+     */
+    @Test
+    @Timeout(60)
+    void closeSendsAReleaseWhoseReplyWasLostBeforeTheHandleGoes() throws Exception {
+        RedisSemaphore sb = b.semaphore(name).permits(2).build(); // the default 30 s lease: b renews nothing here
+        Permit other = sb.acquire(1);
+        LettuceSemaphore sw = (LettuceSemaphore) leased(w, 2);
+        Permit mine = sw.acquire(1);
+        sw.renewalsSuspended = true; // no heartbeat resends the release: only the close can
+        loseTheReleaseOf(mine);
+        assertThat(sw.releasesDue).as("the release's reply was lost").hasSize(1);
+        assertThat(usedInRedis(name)).isEqualTo(2);
+
+        w.close();
+        awaitUsedInRedis(name, 1, Duration.ofSeconds(1)); // w's permit back, b's still held
+        other.close();
+        everyPermitBack(sb, 2);
+    }
+
+    /**
+     * A keyed family lets go of a key's handle as soon as the key is idle, right after its last permit's
+     * release: a release whose reply was lost is sent before the handle goes, not left to the lease.
+     */
+    @Test
+    @Timeout(60)
+    void droppingAnIdleKeySendsAReleaseWhoseReplyWasLostBeforeTheHandleGoes() throws Exception {
+        String key = name + ":k";
+        RedisSemaphore sb = b.semaphore(key).permits(2).build(); // the default 30 s lease: b renews nothing here
+        Permit other = sb.acquire(1);
+        RedisKeyedSemaphore family = (RedisKeyedSemaphore) w.keyed(name).permits(2).lease(LEASE).build();
+        Permit mine = family.get("k").acquire(1);
+        LettuceSemaphore handle = family.peek("k").handle();
+        handle.renewalsSuspended = true; // no heartbeat resends the release: only the drop can
+        int handles = w.handlesForTests();
+        loseTheReleaseOf(mine);
+        assertThat(handle.hasLeft()).as("the idle key's handle was dropped").isTrue();
+        assertThat(w.handlesForTests()).isEqualTo(handles - 1);
+
+        awaitUsedInRedis(key, 1, Duration.ofSeconds(1)); // w's permit back, b's still held
+        other.close();
+        await("every permit back and nobody waiting", () -> sb.availablePermits() == 2 && sb.queueLength() == 0);
+        checkInvariants(key);
+    }
+
+    /**
+     * Closing while Redis cannot be reached returns within about one command timeout, however many handles
+     * have something to give back; the leases end the rest.
+     */
+    @Test
+    @Timeout(60)
+    void closeWhileRedisIsUnreachableReturnsPromptlyAndLeavesTheRestToTheLease() throws Exception {
+        List<String> names = List.of(name, name + "-2", name + "-3", name + "-4");
+        List<Permit> released = new ArrayList<>();
+        for (String n : names) {
+            RedisSemaphore s = w.semaphore(n).permits(2).lease(LEASE).build();
+            released.add(s.acquire(1));
+            s.acquire(1); // still held at the close
+        }
+        proxy.partition(FaultProxy.Direction.BOTH);
+        List<Thread> closing = new ArrayList<>();
+        for (Permit p : released) {
+            closing.add(Thread.ofPlatform().start(p::close)); // no reply: due again
+        }
+        for (Thread t : closing) {
+            t.join(TimeUnit.SECONDS.toMillis(20));
+        }
+
+        long start = System.nanoTime();
+        w.close(); // never throws
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        // One command timeout (1 s) for every handle's replies, with room for a busy machine.
+        assertThat(tookMillis).as("close() took %d ms", tookMillis).isLessThan(2_500);
+        proxy.heal();
+        for (String n : names) {
+            RedisSemaphore s = b.semaphore(n).permits(2).lease(LEASE).build();
+            await("every permit of " + n + " back", () -> s.availablePermits() == 2 && s.queueLength() == 0);
+            checkInvariants(n);
+        }
+    }
+
     @Test
     @Timeout(60)
     void renewalHeldUpByAShortPartitionKeepsTheLease() throws Exception {
@@ -450,6 +534,34 @@ class RedisNetworkFaultTest extends RedisTestSupport {
             r.exit();
         }
         return new Checker().check(writer.history());
+    }
+
+    /**
+     * Closes {@code p} while w is cut off from Redis, then resets its connections: the RELEASE never reaches
+     * Redis and its caller sees no reply.
+     */
+    private void loseTheReleaseOf(Permit p) throws InterruptedException {
+        proxy.partition(FaultProxy.Direction.BOTH);
+        Thread closing = Thread.ofPlatform().start(p::close);
+        Thread.sleep(300);
+        proxy.resetAll(); // the held RELEASE is lost with the connection
+        proxy.heal();
+        closing.join(TimeUnit.SECONDS.toMillis(20));
+        assertThat(closing.isAlive()).as("close() returned").isFalse();
+    }
+
+    /** The permits Redis counts as used, read from the keys: a read through a handle would reap expired leases. */
+    private static long usedInRedis(String semaphore) {
+        return metaField(redis, semaphore, "used");
+    }
+
+    /** Waits until Redis counts {@code used} permits of {@code semaphore} as used, failing after {@code limit}. */
+    private static void awaitUsedInRedis(String semaphore, long used, Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (usedInRedis(semaphore) != used && System.nanoTime() - deadline < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        assertThat(usedInRedis(semaphore)).as("permits used in Redis after %s", limit).isEqualTo(used);
     }
 
     /** Every permit back, nobody waiting, Redis's bookkeeping intact: within a lease and a heartbeat. */

@@ -2,7 +2,6 @@ package dev.sema.redis;
 
 import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
-import dev.sema.Rejection;
 import dev.sema.Semaphore;
 import dev.sema.SemaphoreClosedException;
 import dev.sema.SemaphoreListener;
@@ -17,14 +16,15 @@ import dev.sema.internal.TwoStepFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
@@ -67,7 +67,9 @@ final class RedisKeyedSemaphore extends AbstractKeyedSemaphore<String, RedisPerm
      *      near the bound may refuse a request early, never let one through beyond it.
      *  R6: close sets `closed`, then makes every entry in the map leave once its handle is ready; a lookup that
      *      makes an entry reads `closed` after publishing it and refuses its request if set. Either way no
-     *      handle opened after close serves a request (LocalKeyedSemaphore's K5).
+     *      handle opened after close serves a request (LocalKeyedSemaphore's K5). Close waits one command timeout
+     *      for all the keys' last releases together (LettuceSemaphore's L11), not one each: what Redis did not
+     *      answer by then, the leases end.
      *  R7: every handle gets a forwarder of the family's listeners (FamilyListeners) when it is opened, which
      *      reads the family's listeners at each event: a listener added later sees every key's later events.
      *
@@ -141,8 +143,18 @@ final class RedisKeyedSemaphore extends AbstractKeyedSemaphore<String, RedisPerm
     public void close() {
         closed = true;
         String because = "keyed semaphore '" + name() + "' is closed in this process";
+        List<CompletableFuture<Void>> sent = new ArrayList<>();
         for (Entry e : entries.values()) { // R6
-            e.ready.thenAccept(h -> h.leave(because));
+            sent.add(e.ready.thenCompose(h -> h.leaving(because)).exceptionally(t -> null));
+        }
+        // One command timeout for every key's last releases, not one each: with Redis down, the leases end them.
+        try {
+            CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
+                    .get(owner.commandTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // left to the leases (L11 of LettuceSemaphore)
         }
     }
 

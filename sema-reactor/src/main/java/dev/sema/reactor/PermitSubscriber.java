@@ -17,24 +17,31 @@ import reactor.util.context.Context;
  *
  * <p>Implementation overview. Downstream talks to this object from the start; the source's subscription is set
  * into it later ({@link Operators.DeferredSubscription} keeps the demand and the cancel until then).
- * {@code hold} moves WAITING -> HOLDING (the grant) and from either to RELEASED, by CAS or getAndSet:
+ * {@code hold} moves WAITING -> SUBSCRIBING (the grant; the source is being subscribed) -> HOLDING (its
+ * {@code subscribe} returned), and from any of them to RELEASED:
  * <ul>
- * <li>P1: a granted permit is closed exactly once: by {@link #release()} if it finds HOLDING, or by the grant
- *     itself if it finds RELEASED (the subscription ended before the grant arrived).
+ * <li>P1: a granted permit is closed exactly once, by whoever moves {@code hold} from SUBSCRIBING or HOLDING
+ *     to RELEASED ({@link #release()}, a getAndSet), or by the grant itself if it finds RELEASED (the
+ *     subscription ended before the grant arrived).
  * <li>P2: after a cancel the future is cancelled, so a request still queued is withdrawn (and a grant that
  *     raced with it is given back by sema-core, or delivered here and closed by P1).
- * <li>P3: the source is subscribed only while HOLDING, so its work never runs without the permits.
+ * <li>P3: the source is subscribed only after the grant, and a cancel does not give the permits back while
+ *     the source is being subscribed (SUBSCRIBING): the granting thread does, once {@code subscribe} returned,
+ *     so that the source has been told to cancel before its permits are free. A cancel sets the cancelled flag
+ *     and then reads {@code hold}; the granting thread sets {@code hold} and then reads the flag: one of them
+ *     releases (both may; P1 makes that once).
  * <li>P4: the permits go back before the terminal signal (for a Mono, before its value) reaches downstream,
  *     so whoever sees the end also finds the permits free.
  * </ul>
- * {@code permit} is written before the CAS to HOLDING and read after the getAndSet that leaves it.
+ * {@code permit} is written before the CAS out of WAITING and read after the getAndSet that leaves it.
  *
  * @param <T> the element type
  */
 final class PermitSubscriber<T> extends Operators.DeferredSubscription implements CoreSubscriber<T> {
     private static final int WAITING = 0;
-    private static final int HOLDING = 1;
-    private static final int RELEASED = 2;
+    private static final int SUBSCRIBING = 1;
+    private static final int HOLDING = 2;
+    private static final int RELEASED = 3;
 
     private static final VarHandle HOLD;
 
@@ -87,9 +94,13 @@ final class PermitSubscriber<T> extends Operators.DeferredSubscription implement
             return;
         }
         permit = granted;
-        if (!HOLD.compareAndSet(this, WAITING, HOLDING)) {
+        if (!HOLD.compareAndSet(this, WAITING, SUBSCRIBING)) {
             permit = null;
             granted.close(); // keeps P1: the subscription ended before the grant
+            return;
+        }
+        if (isCancelled()) {
+            release(); // keeps P3: cancelled meanwhile, the source is not subscribed at all
             return;
         }
         try {
@@ -97,11 +108,15 @@ final class PermitSubscriber<T> extends Operators.DeferredSubscription implement
         } catch (Throwable t) {
             onError(Operators.onOperatorError(t, currentContext()));
         }
+        if (!HOLD.compareAndSet(this, SUBSCRIBING, HOLDING) || isCancelled()) {
+            release(); // keeps P3: a cancel during subscribe left the permits to this thread (or already ended)
+        }
     }
 
     /** Gives the permits back if held, once (P1); a later grant finds RELEASED and closes its own. */
     private void release() {
-        if ((int) HOLD.getAndSet(this, RELEASED) == HOLDING) {
+        int was = (int) HOLD.getAndSet(this, RELEASED);
+        if (was == SUBSCRIBING || was == HOLDING) {
             Permit held = permit;
             permit = null;
             held.close();
@@ -161,7 +176,19 @@ final class PermitSubscriber<T> extends Operators.DeferredSubscription implement
         if (f != null) {
             f.cancel(false); // keeps P2; nothing once granted
         }
-        release();
+        for (;;) {
+            int h = hold;
+            if (h == SUBSCRIBING || h == RELEASED) {
+                return; // keeps P3: the granting thread releases once subscribe returns
+            }
+            if (h == HOLDING) {
+                release();
+                return;
+            }
+            if (HOLD.compareAndSet(this, WAITING, RELEASED)) {
+                return; // keeps P1: the grant, if it comes, finds RELEASED and closes its permit
+            }
+        }
     }
 
     @Override

@@ -300,8 +300,10 @@ class SemaReactorTest {
         // the grant runs the subscriber's code (doOnSubscribe of the source) inline; it cancels from there
         AtomicReference<Disposable> ref = new AtomicReference<>();
         Permit held = semaphore.tryAcquire(4).orElseThrow();
+        AtomicInteger duringSubscribe = new AtomicInteger(-1);
         Mono<Integer> work = Mono.defer(() -> {
-            ref.get().dispose(); // cancelled after the grant, before the source's subscription
+            ref.get().dispose(); // cancelled after the grant, while the source is being subscribed
+            duringSubscribe.set((int) semaphore.availablePermits());
             return Mono.just(1);
         });
         ref.set(work.transformDeferred(SemaReactor.withPermits(semaphore, 2)).subscribe(v -> {
@@ -309,6 +311,7 @@ class SemaReactorTest {
         }));
         awaitQueued(1);
         held.close();
+        assertThat(duringSubscribe).as("held until the source was told to cancel").hasValue(2);
         assertAllBack();
     }
 

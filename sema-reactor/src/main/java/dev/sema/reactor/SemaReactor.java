@@ -10,7 +10,6 @@ import java.util.function.ToLongFunction;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.util.concurrent.Queues;
 
 /**
  * Sema's semaphores in Project Reactor: permits acquired on subscription, without blocking a thread while a
@@ -57,9 +56,9 @@ import reactor.util.concurrent.Queues;
  */
 public final class SemaReactor {
     /** How many inner publishers {@link #mapWeighted} has subscribed (waiting or running) at most. */
-    private static final int MAX_INNER = Queues.SMALL_BUFFER_SIZE;
+    private static final int MAX_INNER = 256;
     /** How many values {@link #mapWeighted} requests from each inner publisher ahead of downstream. */
-    private static final int INNER_PREFETCH = Queues.XS_BUFFER_SIZE;
+    private static final int INNER_PREFETCH = 32;
 
     private SemaReactor() {
     }
@@ -137,9 +136,9 @@ public final class SemaReactor {
      * of any inner publisher fails the flux at once; it then cancels the others, and every permit goes back,
      * as on cancel.
      *
-     * <p>Backpressure: at most {@value #MAX_INNER} elements are taken from the source ahead of the results
+     * <p>Backpressure: at most 256 elements are taken from the source ahead of the results
      * emitted (waiting for permits or running), and each inner publisher is asked for at most
-     * {@value #INNER_PREFETCH} values ahead of downstream. An inner publisher that has filled that buffer while
+     * 32 values ahead of downstream. An inner publisher that has filled that buffer while
      * an earlier one has not finished keeps its permits until downstream catches up. With a
      * {@link dev.sema.Fairness#BARGING} semaphore, a later element may therefore be granted before an earlier
      * one and hold permits the earlier one waits for; keep inner publishers within the buffer (a {@code Mono},

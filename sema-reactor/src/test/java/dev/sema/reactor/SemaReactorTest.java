@@ -355,6 +355,30 @@ class SemaReactorTest {
     }
 
     @Test
+    void timedWorkHoldsItsPermitsForItsWholeDurationInVirtualTime() {
+        Semaphore one = Semaphore.create(1);
+        // assembled inside the supplier, so that Mono.delay and elapsed() take the virtual clock
+        StepVerifier.withVirtualTime(() -> Flux.merge(
+                                Mono.delay(Duration.ofHours(1)).thenReturn("first")
+                                        .transformDeferred(SemaReactor.withPermits(one, 1)),
+                                Mono.delay(Duration.ofHours(1)).thenReturn("second")
+                                        .transformDeferred(SemaReactor.withPermits(one, 1)))
+                        .elapsed())
+                .expectSubscription()
+                .thenAwait(Duration.ofMinutes(30))
+                .then(() -> assertThat(one.queueLength()).isEqualTo(1)) // the second waits for the first
+                .thenAwait(Duration.ofMinutes(60))
+                .then(() -> assertThat(one.availablePermits()).isZero()) // the second holds it now
+                .thenAwait(Duration.ofHours(1))
+                // the second's hour starts when the first ends: it waited without a timer of its own
+                .expectNextMatches(t -> t.getT1() == Duration.ofHours(1).toMillis() && t.getT2().equals("first"))
+                .expectNextMatches(t -> t.getT1() == Duration.ofHours(1).toMillis() && t.getT2().equals("second"))
+                .expectComplete()
+                .verify(WAIT);
+        assertThat(one.availablePermits()).isEqualTo(1);
+    }
+
+    @Test
     void retryAcquiresAgain() {
         AtomicInteger attempts = new AtomicInteger();
         Mono<Integer> flaky = Mono.fromCallable(() -> {

@@ -71,7 +71,15 @@ public final class SemaReactor {
      * (an operator that discards values, {@code then()}, a {@code filter}) keeps the permits held for good.
      * To hold permits for the duration of some work, prefer {@link #withPermits(Semaphore, long)}, or
      * {@code Mono.usingWhen(acquire(s, n), p -> work, p -> Mono.fromRunnable(p::close))}. A subscription
-     * cancelled before the permit is emitted leaves nothing held.
+     * cancelled before the permit is emitted leaves nothing held: the request is withdrawn, or the permit it was
+     * granted is closed here.
+     *
+     * <p>A cancel that races with the emission may come too late: the permit is then already on its way to the
+     * subscriber, and is the subscriber's. Reactive Streams lets a subscriber receive a value after it cancelled,
+     * and some drop it: the lambda subscribers of {@code subscribe(...)} hand a value that arrives after their
+     * {@code dispose()} to {@code Hooks.onNextDropped}, where such a permit would stay held. Where a cancel may
+     * race with the grant, close what {@code onNext} receives whatever the state of the subscription, or use
+     * {@link #withPermits(Semaphore, long)}, which never hands permits out.
      *
      * @param semaphore the semaphore
      * @param permits the request, {@code 0 <= permits <= semaphore.maxPermits()}

@@ -9,6 +9,8 @@ import dev.sema.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -392,6 +394,90 @@ class SemaReactorTest {
                 .expectNext(1).verifyComplete();
         assertThat(attempts).hasValue(3);
         assertAllBack();
+    }
+
+    // ---------------------------------------------------------------- grant against cancel
+
+    /** Runs {@code a} and {@code b} at once on two threads, many times over, checking that every permit came back. */
+    private void race(int rounds, java.util.function.Function<Permit, Runnable> setUp, Runnable afterRound)
+            throws Exception {
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            for (int i = 0; i < rounds; i++) {
+                Permit held = semaphore.tryAcquire(4).orElseThrow();
+                Runnable cancel = setUp.apply(held);
+                java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+                java.util.concurrent.Future<?> release = two.submit(() -> {
+                    start.await();
+                    held.close();
+                    return null;
+                });
+                java.util.concurrent.Future<?> dispose = two.submit(() -> {
+                    start.await();
+                    cancel.run();
+                    return null;
+                });
+                release.get(10, TimeUnit.SECONDS);
+                dispose.get(10, TimeUnit.SECONDS);
+                afterRound.run();
+                assertThat(semaphore.availablePermits()).as("round %d", i).isEqualTo(4);
+                assertThat(semaphore.queueLength()).as("round %d", i).isZero();
+            }
+        } finally {
+            two.shutdownNow();
+        }
+    }
+
+    /**
+     * A subscriber that closes every permit it receives, also one that arrives as it cancels (Reactor allows
+     * signals after a cancel; the lambda subscribers of {@code subscribe(...)} drop such a value to
+     * {@code Hooks.onNextDropped}, which is why the permit of a racing cancel may be the subscriber's).
+     */
+    private static final class ClosingSubscriber implements reactor.core.CoreSubscriber<Permit> {
+        private volatile org.reactivestreams.Subscription subscription;
+
+        @Override
+        public void onSubscribe(org.reactivestreams.Subscription s) {
+            subscription = s;
+            s.request(1);
+        }
+
+        @Override
+        public void onNext(Permit permit) {
+            permit.close();
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onComplete() {
+        }
+
+        void cancel() {
+            subscription.cancel();
+        }
+    }
+
+    @Test
+    void acquireGrantRacingWithCancelLeavesNothingHeld() throws Exception {
+        race(2_000, held -> {
+            ClosingSubscriber subscriber = new ClosingSubscriber();
+            SemaReactor.acquire(semaphore, 2).subscribe(subscriber);
+            awaitQueued(1);
+            return subscriber::cancel;
+        }, () -> { });
+    }
+
+    @Test
+    void withPermitsGrantRacingWithCancelGivesBackOnce() throws Exception {
+        race(2_000, held -> {
+            Disposable d = Mono.just(1).concatWith(Mono.never())
+                    .transformDeferred(SemaReactor.withPermits(semaphore, 3)).subscribe();
+            awaitQueued(1);
+            return d::dispose;
+        }, () -> { });
     }
 
     // ---------------------------------------------------------------- mapWeighted

@@ -56,12 +56,15 @@ public final class PermitOperator<T> implements UnaryOperator<Publisher<T>> {
         if (source instanceof Mono<T> mono) {
             return new PermitMono<>(mono, semaphore, permits);
         }
-        return new PermitFlux<>(Flux.from(source), semaphore, permits);
+        return new PermitFlux<>(Flux.from(source), semaphore, permits, null);
     }
 
-    /** {@link #apply} for a {@code Flux} whose element type is only known as a bound. */
-    Flux<T> applyToFlux(Flux<? extends T> source) {
-        return new PermitFlux<>(source, semaphore, permits);
+    /**
+     * {@link #apply} for a {@code Flux} whose element type is only known as a bound, whose request asks for its
+     * permits in its {@code turn} of a sequence.
+     */
+    Flux<T> applyInTurn(Flux<? extends T> source, PermitSubscriber.Turn turn) {
+        return new PermitFlux<>(source, semaphore, permits, turn);
     }
 
     @Override
@@ -97,16 +100,18 @@ public final class PermitOperator<T> implements UnaryOperator<Publisher<T>> {
     private static final class PermitFlux<T> extends FluxOperator<T, T> {
         private final Semaphore semaphore;
         private final long permits;
+        private final PermitSubscriber.Turn turn; // null: ask at once
 
-        PermitFlux(Flux<? extends T> source, Semaphore semaphore, long permits) {
+        PermitFlux(Flux<? extends T> source, Semaphore semaphore, long permits, PermitSubscriber.Turn turn) {
             super(source);
             this.semaphore = semaphore;
             this.permits = permits;
+            this.turn = turn;
         }
 
         @Override
         public void subscribe(CoreSubscriber<? super T> actual) {
-            PermitSubscriber<T> subscriber = new PermitSubscriber<>(actual, source, false);
+            PermitSubscriber<T> subscriber = new PermitSubscriber<>(actual, source, false, turn);
             actual.onSubscribe(subscriber);
             subscriber.start(semaphore, permits);
         }

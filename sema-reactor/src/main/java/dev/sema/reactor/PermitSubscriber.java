@@ -56,26 +56,54 @@ final class PermitSubscriber<T> extends Operators.DeferredSubscription implement
     private final CoreSubscriber<? super T> actual;
     private final Publisher<? extends T> source;
     private final boolean mono;
+    private final Turn turn;
     private volatile int hold;
     private Permit permit; // published by hold (HOLDING)
     private volatile CompletableFuture<Permit> future;
     private volatile boolean done;
 
     PermitSubscriber(CoreSubscriber<? super T> actual, Publisher<? extends T> source, boolean mono) {
+        this(actual, source, mono, null);
+    }
+
+    /**
+     * @param turn where this request stands in a sequence of requests (mapWeighted's, in source order), or
+     *        null to ask at once
+     */
+    PermitSubscriber(CoreSubscriber<? super T> actual, Publisher<? extends T> source, boolean mono, Turn turn) {
         this.actual = actual;
         this.source = source;
         this.mono = mono;
+        this.turn = turn;
     }
 
-    /** Called after {@code actual.onSubscribe(this)}: asks for the permits. */
+    /**
+     * A request's place in a sequence: it asks for its permits once the request before it is decided (granted,
+     * failed or withdrawn), and {@code decided} tells the request after it. So one sequence's requests are
+     * granted in order, whatever the semaphore's fairness, and at most one of them is queued at a time.
+     */
+    record Turn(CompletableFuture<?> previous, CompletableFuture<Void> decided) {
+    }
+
+    /** Called after {@code actual.onSubscribe(this)}: asks for the permits, once it is this request's turn. */
     void start(Semaphore semaphore, long permits) {
+        if (turn == null) {
+            ask(semaphore, permits);
+        } else {
+            turn.previous().whenComplete((ignored, failure) -> ask(semaphore, permits));
+        }
+    }
+
+    private void ask(Semaphore semaphore, long permits) {
         if (isCancelled()) {
+            passTurn();
             return;
         }
         CompletableFuture<Permit> f;
         try {
             f = semaphore.acquireAsync(permits);
         } catch (Throwable t) { // a semaphore in another process that cannot be reached, for one
+            passTurn();
             terminate(t);
             return;
         }
@@ -86,7 +114,15 @@ final class PermitSubscriber<T> extends Operators.DeferredSubscription implement
         f.whenComplete(this::granted);
     }
 
+    /** This request is decided: the next one of its sequence may ask. */
+    private void passTurn() {
+        if (turn != null) {
+            turn.decided().complete(null);
+        }
+    }
+
     private void granted(Permit granted, Throwable failure) {
+        passTurn();
         if (failure != null) {
             if (!isCancelled()) {
                 terminate(Requests.unwrap(failure));

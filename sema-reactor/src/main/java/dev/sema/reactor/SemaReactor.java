@@ -4,6 +4,7 @@ import dev.sema.Permit;
 import dev.sema.Semaphore;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
@@ -144,13 +145,16 @@ public final class SemaReactor {
      * of any inner publisher fails the flux at once; it then cancels the others, and every permit goes back,
      * as on cancel.
      *
-     * <p>Backpressure: at most 256 elements are taken from the source ahead of the results
-     * emitted (waiting for permits or running), and each inner publisher is asked for at most
-     * 32 values ahead of downstream. An inner publisher that has filled that buffer while
-     * an earlier one has not finished keeps its permits until downstream catches up. With a
-     * {@link dev.sema.Fairness#BARGING} semaphore, a later element may therefore be granted before an earlier
-     * one and hold permits the earlier one waits for; keep inner publishers within the buffer (a {@code Mono},
-     * for one) or use a FIFO semaphore, with which requests are granted in source order.
+     * <p>Order: each element asks for its permits once the element before it has been granted (or has failed
+     * or been cancelled), so one flow's requests are granted in source order whatever the semaphore's
+     * {@link dev.sema.Fairness}, and at most one of them waits in the semaphore's queue at a time. A heavy
+     * element therefore holds back the lighter ones after it, as a queue of one flow's requests would.
+     *
+     * <p>Backpressure: at most 256 elements are taken from the source ahead of the results emitted (waiting
+     * for their turn or permits, or running), and each inner publisher is asked for at most 32 values ahead of
+     * downstream. An inner publisher that has filled that buffer while an earlier one has not finished keeps
+     * its permits until downstream catches up; since earlier elements were granted first, that never keeps
+     * an earlier element from its permits.
      *
      * @param source the elements
      * @param semaphore the semaphore
@@ -167,11 +171,31 @@ public final class SemaReactor {
         Objects.requireNonNull(semaphore, "semaphore");
         Objects.requireNonNull(permits, "permits");
         Objects.requireNonNull(mapper, "mapper");
-        return source.flatMapSequential(t -> weighted(t, semaphore, permits, mapper), MAX_INNER, INNER_PREFETCH);
+        return Flux.defer(() -> {
+            Sequence sequence = new Sequence(); // this subscription's
+            return source.flatMapSequential(t -> weighted(t, semaphore, permits, mapper, sequence), MAX_INNER,
+                    INNER_PREFETCH);
+        });
+    }
+
+    /**
+     * The order in which one subscription of {@link #mapWeighted} asks for permits: each element's request once
+     * the one before it is decided. Touched only by the mapper of {@code flatMapSequential}, which runs in
+     * the source's {@code onNext}, one at a time.
+     */
+    private static final class Sequence {
+        private CompletableFuture<?> last = CompletableFuture.completedFuture(null);
+
+        PermitSubscriber.Turn next() {
+            CompletableFuture<Void> decided = new CompletableFuture<>();
+            PermitSubscriber.Turn turn = new PermitSubscriber.Turn(last, decided);
+            last = decided;
+            return turn;
+        }
     }
 
     private static <T, R> Flux<R> weighted(T element, Semaphore semaphore, ToLongFunction<? super T> permits,
-            Function<? super T, ? extends Publisher<? extends R>> mapper) {
+            Function<? super T, ? extends Publisher<? extends R>> mapper, Sequence sequence) {
         long weight = permits.applyAsLong(element);
         long ceiling = semaphore.maxPermits();
         if (weight < 0 || weight > ceiling) {
@@ -181,6 +205,6 @@ public final class SemaReactor {
         }
         Flux<R> work = Flux.defer(() -> Flux.<R>from(
                 Objects.requireNonNull(mapper.apply(element), "mapper returned null")));
-        return new PermitOperator<R>(semaphore, weight).applyToFlux(work);
+        return new PermitOperator<R>(semaphore, weight).applyInTurn(work, sequence.next());
     }
 }

@@ -511,7 +511,7 @@ class SemaReactorTest {
                     return Mono.just(i);
                 }))
                 .expectSubscription()
-                .then(() -> awaitQueued(2))
+                .then(() -> awaitQueued(1))
                 .then(() -> assertThat(mapped).hasValue(0))
                 .then(held::close)
                 .expectNext(1, 2)
@@ -547,7 +547,7 @@ class SemaReactorTest {
         StepVerifier.create(SemaReactor.mapWeighted(Flux.range(1, 100), semaphore, i -> 2, i -> never.asMono()))
                 .expectSubscription()
                 .then(() -> assertThat(semaphore.availablePermits()).isZero())
-                .then(() -> awaitQueued(98))
+                .then(() -> awaitQueued(1)) // one flow's requests queue one at a time
                 .thenCancel()
                 .verify(WAIT);
         assertAllBack();
@@ -579,6 +579,28 @@ class SemaReactorTest {
         assertThat(total).isEqualTo(120);
         assertThat(most.get()).isBetween(1, 4);
         assertAllBack();
+    }
+
+    @Test
+    void mapWeightedGrantsOneFlowInSourceOrderEvenOnABargingSemaphore() {
+        // Were the third element's request made at once, it would barge past the second (4 permits, queued
+        // behind the first's 3) with the 1 free permit, fill its buffer while the second is next to emit, and hold
+        // that permit for good: the second could then never have its 4.
+        Semaphore barging = Semaphore.builder().permits(4).fairness(dev.sema.Fairness.BARGING).build();
+        Sinks.Many<Integer> first = Sinks.many().unicast().onBackpressureBuffer();
+        StepVerifier.create(SemaReactor.mapWeighted(Flux.just(3, 4, 1), barging, i -> i,
+                        i -> i == 3 ? first.asFlux() : Flux.range(0, 100).map(x -> i)))
+                .expectSubscription()
+                .then(() -> {
+                    assertThat(barging.queueLength()).isEqualTo(1); // the second
+                    assertThat(barging.availablePermits()).as("the third waits for its turn").isEqualTo(1);
+                    first.tryEmitComplete();
+                })
+                .expectNextCount(200)
+                .expectComplete()
+                .verify(WAIT);
+        assertThat(barging.availablePermits()).isEqualTo(4);
+        assertThat(barging.queueLength()).isZero();
     }
 
     @Test

@@ -604,6 +604,21 @@ class SemaReactorTest {
     }
 
     @Test
+    void mapWeightedGrantCascadeDoesNotOverflowTheStack() {
+        Semaphore wide = Semaphore.create(1_000);
+        Permit all = wide.tryAcquire(1_000).orElseThrow();
+        StepVerifier.create(SemaReactor.mapWeighted(Flux.range(0, 100_000), wide, i -> i % 2,
+                        i -> i % 3 == 0 ? Mono.just(i)
+                                : Mono.just(i).publishOn(reactor.core.scheduler.Schedulers.parallel())))
+                .expectSubscription()
+                .then(all::close) // every waiting element's turn comes in one release
+                .expectNextCount(100_000)
+                .expectComplete()
+                .verify(WAIT);
+        assertThat(wide.availablePermits()).isEqualTo(1_000);
+    }
+
+    @Test
     void mapWeightedBackpressureAndMultiValueInners() {
         StepVerifier.create(SemaReactor.mapWeighted(Flux.range(0, 5), semaphore, i -> 2,
                         i -> Flux.range(i * 100, 50)), 10)

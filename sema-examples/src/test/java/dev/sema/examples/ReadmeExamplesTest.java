@@ -49,16 +49,18 @@ class ReadmeExamplesTest {
     }
 
     /**
-     * The README's Java blocks, but for those of its Spring Boot section: they need Spring Boot, which is on no
-     * class path of this module, and sema-spring-example's ReadmeSpringBootTest checks them against that
-     * application's sources.
+     * The README's Java blocks, but for those of its Spring Boot and Reactor sections: they need Spring Boot or
+     * Reactor, which are on no class path of this module. sema-spring-example's ReadmeSpringBootTest checks the
+     * first against that application's sources, sema-reactor's ReadmeReactorTest the second.
      */
     private static List<String> javaExamples() throws IOException {
         String readme = Files.readString(readme());
-        int spring = readme.indexOf("\n## Spring Boot\n");
-        if (spring >= 0) {
-            int next = readme.indexOf("\n## ", spring + 1);
-            readme = readme.substring(0, spring) + (next < 0 ? "" : readme.substring(next));
+        for (String checkedElsewhere : List.of("\n## Spring Boot\n", "\n## Reactor\n")) {
+            int start = readme.indexOf(checkedElsewhere);
+            if (start >= 0) {
+                int next = readme.indexOf("\n## ", start + 1);
+                readme = readme.substring(0, start) + (next < 0 ? "" : readme.substring(next));
+            }
         }
         Matcher m = JAVA_BLOCK.matcher(readme);
         List<String> blocks = new ArrayList<>();

@@ -1,6 +1,6 @@
 /**
  * gRPC interceptors that limit calls with Sema semaphores, never blocking a thread while a call waits:
- * {@link dev.sema.grpc.SemaServerInterceptor}.
+ * {@link dev.sema.grpc.SemaServerInterceptor} and {@link dev.sema.grpc.SemaClientInterceptor}.
  */
 module dev.sema.grpc {
     requires transitive dev.sema;

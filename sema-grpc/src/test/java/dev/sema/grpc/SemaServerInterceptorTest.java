@@ -100,11 +100,12 @@ class SemaServerInterceptorTest {
 
     @Test
     void retryPushbackIsConfigurable() throws Exception {
-        Semaphore api = api(0);
+        Semaphore api = Semaphore.builder().name("api").permits(0).maxPermits(1).build();
         try (Fixture f = new Fixture(SemaServerInterceptor.builder(api).retryPushback(Duration.ofMillis(250))
                 .build(), null)) {
             StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
                     () -> f.blocking("echo:x", null));
+            assertThat(refused.getStatus().getDescription()).contains("none free");
             assertThat(trailersOf(refused).get(SemaServerInterceptor.RETRY_PUSHBACK)).isEqualTo("250");
         }
     }

@@ -121,6 +121,7 @@ class SemaServerInterceptorTest {
                 assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
                 assertThat(refused.getStatus().getDescription()).contains("'api'").contains("closed");
                 assertThat(f.service.started.get()).isZero();
+                assertThat(api.availablePermits()).isEqualTo(1);
             }
         }
     }
@@ -385,6 +386,7 @@ class SemaServerInterceptorTest {
             assertThat(trailersOf(refused).get(SemaServerInterceptor.RETRY_PUSHBACK)).isNull();
             assertThat(f.service.started.get()).isZero();
             assertThat(f.blocking("echo:y", headers(TENANT, "t"))).isEqualTo("y");
+            Fixture.await("every key to be idle", () -> tenants.size() == 0);
         }
     }
 

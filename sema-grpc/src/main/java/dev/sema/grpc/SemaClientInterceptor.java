@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * deadline (of its {@link CallOptions} or its {@link Context}, the earlier). With no permit by then its listener
  * hears {@code onClose} with {@link io.grpc.Status#UNAVAILABLE}, whose description names the semaphore, or with
  * {@link io.grpc.Status#DEADLINE_EXCEEDED} when the deadline ended the wait; the call never reaches the channel.
- * {@code maxWait(Duration.ZERO)} refuses at once a call that finds no permit free.
+ * {@code maxWait(Duration.ZERO)} refuses at once a call that finds no permit free (a {@code tryAcquire} on the
+ * caller's thread: for a Redis semaphore, a round trip).
  *
  * <h2>Cancellation</h2>
  * {@code cancel} on a waiting call withdraws its request (a grant that raced with it is given back) and its

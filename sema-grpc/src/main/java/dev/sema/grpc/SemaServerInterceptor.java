@@ -40,6 +40,9 @@ import java.util.concurrent.Executor;
  * reach it meanwhile are kept and delivered in order once it starts. A call started after a wait starts on the
  * thread that granted its permit (normally one ending another call, on the server's executor; or Sema's timer),
  * or on the {@link Builder#executor executor} given; either way with the call's {@link io.grpc.Context}.
+ * Without {@code maxWait} the acquire is a {@code tryAcquire} on the thread that runs {@code interceptCall}
+ * (gRPC's executor): no wait for a local semaphore, but a round trip for a Redis one; with {@code maxWait}
+ * it is an {@code acquireAsync} on every semaphore.
  *
  * <h2>Refusal</h2>
  * A call that gets no permit (none free, none within {@code maxWait}, the semaphore closed, a keyed family at

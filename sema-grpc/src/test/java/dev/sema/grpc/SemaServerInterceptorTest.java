@@ -256,6 +256,65 @@ class SemaServerInterceptorTest {
         }
     }
 
+    @Test
+    void aStreamingCallThatWaitedGetsWhatItsClientSentMeanwhileInOrder() throws Exception {
+        Semaphore api = api(1);
+        try (Fixture f = new Fixture(SemaServerInterceptor.builder(api).maxWait(Duration.ofSeconds(30)).build(),
+                null)) {
+            Permit busy = api.acquire();
+            LinkedBlockingQueue<String> received = new LinkedBlockingQueue<>();
+            StreamObserver<String> requests = ClientCalls.asyncBidiStreamingCall(
+                    f.newCall(EchoService.BIDI, CallOptions.DEFAULT, null), new StreamObserver<>() {
+                        @Override
+                        public void onNext(String value) {
+                            received.add(value);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            received.add("error " + statusOf(t));
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            received.add("completed");
+                        }
+                    });
+            for (int i = 0; i < 5; i++) {
+                requests.onNext("m" + i);
+            }
+            requests.onCompleted();
+            Fixture.await("the call to queue", () -> api.queueLength() == 1);
+            assertThat(f.service.started.get()).isZero();
+
+            busy.close();
+            List<String> got = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                got.add(received.poll(10, TimeUnit.SECONDS));
+            }
+            assertThat(got).containsExactly("m0", "m1", "m2", "m3", "m4", "completed");
+            awaitAllBack(api);
+        }
+    }
+
+    @Test
+    void aGrantRacingWithTheClientsCancelIsGivenBack() throws Exception {
+        Semaphore api = api(1);
+        try (Fixture f = new Fixture(SemaServerInterceptor.builder(api).maxWait(Duration.ofSeconds(30)).build(),
+                null)) {
+            for (int i = 0; i < 200; i++) {
+                Permit busy = api.acquire();
+                ListenableFuture<String> call = f.future("echo:" + i, null);
+                Fixture.await("the call to queue", () -> api.queueLength() == 1);
+                Thread releaser = Thread.ofPlatform().start(busy::close);
+                call.cancel(true);
+                releaser.join();
+                Fixture.await("the permit to come back (round " + i + ")", () -> api.availablePermits() == 1);
+                assertThat(api.queueLength()).isZero();
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"fail", "throw"})
     @Timeout(value = 60, unit = TimeUnit.SECONDS)

@@ -35,6 +35,7 @@ final class LimitedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     private final Semaphore semaphore;
+    private final long permits;
     private final Duration maxWait;
     private final ClientCall<ReqT, RespT> real;
     private final Executor callExecutor;
@@ -57,9 +58,10 @@ final class LimitedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private List<Consumer<ClientCall<ReqT, RespT>>> pending = new ArrayList<>();
     private volatile boolean passThrough;
 
-    LimitedClientCall(Semaphore semaphore, Duration maxWait, ClientCall<ReqT, RespT> real, Executor callExecutor,
-            Deadline deadline) {
+    LimitedClientCall(Semaphore semaphore, long permits, Duration maxWait, ClientCall<ReqT, RespT> real,
+            Executor callExecutor, Deadline deadline) {
         this.semaphore = semaphore;
+        this.permits = permits;
         this.maxWait = maxWait;
         this.real = real;
         this.callExecutor = callExecutor;
@@ -78,12 +80,12 @@ final class LimitedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         CompletableFuture<Permit> f;
         try {
             if (timeout == null) {
-                f = semaphore.acquireAsync(1);
+                f = semaphore.acquireAsync(permits);
             } else if (timeout.isZero() && !deadlineBound) {
                 // A try, so that a refusal is rejected(UNAVAILABLE) for listeners and metrics, never a timeout.
-                f = semaphore.tryAcquire(1).map(CompletableFuture::completedFuture).orElse(null);
+                f = semaphore.tryAcquire(permits).map(CompletableFuture::completedFuture).orElse(null);
             } else {
-                f = semaphore.acquireAsync(1, timeout);
+                f = semaphore.acquireAsync(permits, timeout);
             }
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
@@ -279,7 +281,8 @@ final class LimitedClientCall<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** The real call's listener: gives the permit back as the call closes, before the caller hears of it. */
-    private static final class Releasing<RespT> extends ForwardingClientCallListener.SimpleForwardingClientCallListener<RespT> {
+    private static final class Releasing<RespT>
+            extends ForwardingClientCallListener.SimpleForwardingClientCallListener<RespT> {
         private final Permit permit;
 
         Releasing(Listener<RespT> delegate, Permit permit) {

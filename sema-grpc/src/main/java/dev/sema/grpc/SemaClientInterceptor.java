@@ -11,10 +11,12 @@ import io.grpc.MethodDescriptor;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
 
 /**
- * A {@link ClientInterceptor} that bounds the calls a client has in flight: each call takes one permit of a
- * {@link Semaphore} before it starts and gives it back when it closes (API.md §12).
+ * A {@link ClientInterceptor} that bounds the calls a client has in flight: each call takes one permit (or its
+ * {@link Builder#permits weight}) of a {@link Semaphore} before it starts and gives it back when it closes
+ * (API.md §12).
  *
  * {@snippet :
  * Semaphore backend = Semaphore.builder().name("backend").permits(32).build();
@@ -56,10 +58,13 @@ public final class SemaClientInterceptor implements ClientInterceptor {
     private final Semaphore semaphore;
     /** {@code null}: as long as the deadline allows. */
     private final Duration maxWait;
+    /** {@code null}: 1 permit per call. */
+    private final ToLongFunction<? super MethodDescriptor<?, ?>> permits;
 
     private SemaClientInterceptor(Builder b) {
         this.semaphore = b.semaphore;
         this.maxWait = b.maxWait;
+        this.permits = b.permits;
     }
 
     /**
@@ -76,8 +81,9 @@ public final class SemaClientInterceptor implements ClientInterceptor {
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
             CallOptions callOptions, Channel next) {
-        return new LimitedClientCall<>(semaphore, maxWait, next.newCall(method, callOptions), callOptions.getExecutor(),
-                earlier(callOptions.getDeadline(), Context.current().getDeadline()));
+        long n = permits == null ? 1 : permits.applyAsLong(method);
+        return new LimitedClientCall<>(semaphore, n, maxWait, next.newCall(method, callOptions),
+                callOptions.getExecutor(), earlier(callOptions.getDeadline(), Context.current().getDeadline()));
     }
 
     private static Deadline earlier(Deadline a, Deadline b) {
@@ -102,6 +108,7 @@ public final class SemaClientInterceptor implements ClientInterceptor {
     public static final class Builder {
         private final Semaphore semaphore;
         private Duration maxWait;
+        private ToLongFunction<? super MethodDescriptor<?, ?>> permits;
 
         private Builder(Semaphore semaphore) {
             this.semaphore = semaphore;
@@ -122,6 +129,19 @@ public final class SemaClientInterceptor implements ClientInterceptor {
                 throw new IllegalArgumentException("maxWait must not be negative: " + maxWait);
             }
             this.maxWait = maxWait.compareTo(LONGEST) > 0 ? LONGEST : maxWait;
+            return this;
+        }
+
+        /**
+         * How many permits each call takes (default 1), by its method. A weight the semaphore cannot grant
+         * (negative, or above its ceiling) ends the call with {@code UNAVAILABLE} naming the numbers.
+         *
+         * @param permits the weight of a call to a method
+         * @return this builder
+         * @throws NullPointerException if {@code permits} is {@code null}
+         */
+        public Builder permits(ToLongFunction<? super MethodDescriptor<?, ?>> permits) {
+            this.permits = Objects.requireNonNull(permits, "permits");
             return this;
         }
 

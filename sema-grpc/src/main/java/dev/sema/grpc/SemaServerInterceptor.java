@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
+import java.util.function.ToLongFunction;
 
 /**
  * A {@link ServerInterceptor} that lets a call in only with a permit of a {@link Semaphore}, held from before the
@@ -33,9 +34,9 @@ import java.util.concurrent.Executor;
  * }
  *
  * <h2>Admission</h2>
- * Each call takes one permit of the semaphore (or of the partition its metadata names, see
- * {@link Builder#partitionBy}) before its handler is started. By default a call that finds no permit free is
- * refused at once: the interceptor sheds load rather than queueing it. With {@link Builder#maxWait} a call may
+ * Each call takes one permit (or its {@link Builder#permits weight}) of the semaphore (or of the partition its
+ * metadata names, see {@link Builder#partitionBy}) before its handler is started. By default a call that finds
+ * no permit free is refused at once: the interceptor sheds load rather than queueing it. With {@link Builder#maxWait} a call may
  * wait that long; it then waits without a thread, its handler not yet started, and the listener events that
  * reach it meanwhile are kept and delivered in order once it starts. A call started after a wait starts on the
  * thread that granted its permit (normally one ending another call, on the server's executor; or Sema's timer),
@@ -90,6 +91,8 @@ public final class SemaServerInterceptor implements ServerInterceptor {
     private final Duration maxWait;
     private final String pushback;
     private final Executor executor;
+    /** {@code null}: 1 permit per call. */
+    private final ToLongFunction<? super ServerCall<?, ?>> permits;
 
     private SemaServerInterceptor(Builder b) {
         this.semaphore = b.semaphore;
@@ -106,6 +109,7 @@ public final class SemaServerInterceptor implements ServerInterceptor {
         this.maxWait = b.maxWait;
         this.pushback = Long.toString(b.retryPushback.toMillis());
         this.executor = b.executor;
+        this.permits = b.permits;
     }
 
     /**
@@ -158,21 +162,22 @@ public final class SemaServerInterceptor implements ServerInterceptor {
                 s = partitions.getOrDefault(name, semaphore);
             }
         }
+        long n = permits == null ? 1 : permits.applyAsLong(call);
         if (maxWait.isZero()) {
-            return tryNow(call, headers, next, keySemaphore, s);
+            return tryNow(call, headers, next, keySemaphore, s, n);
         }
-        WaitingCall<ReqT, RespT> waiting = new WaitingCall<>(this, call, headers, next, keySemaphore, s);
+        WaitingCall<ReqT, RespT> waiting = new WaitingCall<>(this, call, headers, next, keySemaphore, s, n);
         waiting.acquire();
         return waiting;
     }
 
     /** The default: a try of each semaphore, the call refused at once if either has no permit free. */
     private <ReqT, RespT> ServerCall.Listener<ReqT> tryNow(ServerCall<ReqT, RespT> call, Metadata headers,
-            ServerCallHandler<ReqT, RespT> next, Semaphore keySemaphore, Semaphore s) {
+            ServerCallHandler<ReqT, RespT> next, Semaphore keySemaphore, Semaphore s, long n) {
         Permit keyPermit = null;
         if (keySemaphore != null) {
             try {
-                Optional<Permit> p = keySemaphore.tryAcquire(1);
+                Optional<Permit> p = keySemaphore.tryAcquire(n);
                 if (p.isEmpty()) {
                     return refused(call, keySemaphore, null, null);
                 }
@@ -184,7 +189,7 @@ public final class SemaServerInterceptor implements ServerInterceptor {
         Permit permit = null;
         if (s != null) {
             try {
-                Optional<Permit> p = s.tryAcquire(1);
+                Optional<Permit> p = s.tryAcquire(n);
                 if (p.isEmpty()) {
                     release(null, keyPermit);
                     return refused(call, s, null, null);
@@ -307,6 +312,7 @@ public final class SemaServerInterceptor implements ServerInterceptor {
         private Duration maxWait = Duration.ZERO;
         private Duration retryPushback = Duration.ofSeconds(1);
         private Executor executor;
+        private ToLongFunction<? super ServerCall<?, ?>> permits;
 
         private Builder(Semaphore semaphore, KeyedSemaphore<String> keyed, Metadata.Key<String> key) {
             this.semaphore = semaphore;
@@ -401,6 +407,21 @@ public final class SemaServerInterceptor implements ServerInterceptor {
          */
         public Builder executor(Executor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * How many permits each call takes (default 1), of the semaphore and of its key's alike: the weight of a
+         * call, read from its method ({@link ServerCall#getMethodDescriptor()}), authority or attributes. A
+         * weight the semaphore cannot grant (negative, or above its ceiling) refuses the call like any failed
+         * acquire, with {@code UNAVAILABLE} naming the numbers.
+         *
+         * @param permits the weight of a call
+         * @return this builder
+         * @throws NullPointerException if {@code permits} is {@code null}
+         */
+        public Builder permits(ToLongFunction<? super ServerCall<?, ?>> permits) {
+            this.permits = Objects.requireNonNull(permits, "permits");
             return this;
         }
 

@@ -41,6 +41,7 @@ final class WaitingCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
     private final Context context;
     private final Semaphore keySemaphore;
     private final Semaphore semaphore;
+    private final long permits;
     private final long startNanos = System.nanoTime();
 
     /* Implementation overview
@@ -66,7 +67,7 @@ final class WaitingCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
     private volatile ServerCall.Listener<ReqT> delegate;
 
     WaitingCall(SemaServerInterceptor interceptor, ServerCall<ReqT, RespT> call, Metadata headers,
-            ServerCallHandler<ReqT, RespT> next, Semaphore keySemaphore, Semaphore semaphore) {
+            ServerCallHandler<ReqT, RespT> next, Semaphore keySemaphore, Semaphore semaphore, long permits) {
         this.interceptor = interceptor;
         this.call = call;
         this.headers = headers;
@@ -74,6 +75,7 @@ final class WaitingCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
         this.context = Context.current();
         this.keySemaphore = keySemaphore;
         this.semaphore = semaphore;
+        this.permits = permits;
     }
 
     /** Starts acquiring: the key's permit first, if any. */
@@ -88,7 +90,7 @@ final class WaitingCall<ReqT, RespT> extends ServerCall.Listener<ReqT> {
     private void step(Semaphore s, Duration timeout, boolean isKey) {
         CompletableFuture<Permit> f;
         try {
-            f = s.acquireAsync(1, timeout);
+            f = s.acquireAsync(permits, timeout);
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }

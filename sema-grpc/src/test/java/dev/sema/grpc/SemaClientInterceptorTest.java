@@ -228,6 +228,22 @@ class SemaClientInterceptorTest {
     }
 
     @Test
+    void aCallTakesItsMethodsWeight() throws Exception {
+        Semaphore client = client(4);
+        try (Fixture f = new Fixture((io.grpc.ServerInterceptor) null, SemaClientInterceptor.builder(client)
+                .permits(method -> method.getFullMethodName().endsWith("/Unary") ? 3 : 1).build())) {
+            ListenableFuture<String> held = f.future("hold", null);
+            Fixture.await("the held call to take its weight", () -> client.availablePermits() == 1);
+            ListenableFuture<String> second = f.future("echo:second", null);
+            assertThat(client.queueLength()).isEqualTo(1);
+            f.releaseHeld();
+            held.get(10, TimeUnit.SECONDS);
+            assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo("second");
+            awaitAllBack(client);
+        }
+    }
+
+    @Test
     void thePermitIsBackBeforeTheListenerHearsOnClose() throws Exception {
         Semaphore client = client(1);
         try (Fixture f = new Fixture((io.grpc.ServerInterceptor) null, SemaClientInterceptor.builder(client)

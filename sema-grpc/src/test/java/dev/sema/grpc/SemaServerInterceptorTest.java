@@ -32,7 +32,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SemaServerInterceptorTest {
-    private static final Metadata.Key<String> CLASS = Metadata.Key.of("x-traffic-class", Metadata.ASCII_STRING_MARSHALLER);
+    private static final Metadata.Key<String> CLASS =
+            Metadata.Key.of("x-traffic-class", Metadata.ASCII_STRING_MARSHALLER);
     private static final Metadata.Key<String> TENANT = Metadata.Key.of("x-tenant", Metadata.ASCII_STRING_MARSHALLER);
 
     private static Semaphore api(long permits) {
@@ -486,6 +487,34 @@ class SemaServerInterceptorTest {
             awaitAllBack(api);
         } finally {
             starter.shutdownNow();
+        }
+    }
+
+    @Test
+    void aCallTakesItsWeight() throws Exception {
+        Semaphore api = api(10);
+        SemaServerInterceptor limit = SemaServerInterceptor.builder(api)
+                .permits(call -> call.getMethodDescriptor().getType() == io.grpc.MethodDescriptor.MethodType.UNARY
+                        ? 3 : 20)
+                .build();
+        try (Fixture f = new Fixture(limit, null)) {
+            ListenableFuture<String> held = f.future("hold", null);
+            Fixture.await("the held call to take its weight", () -> api.availablePermits() == 7);
+            ClientCall<String, String> tooHeavy = f.newCall(EchoService.BIDI, CallOptions.DEFAULT, null);
+            LinkedBlockingQueue<Status> closed = new LinkedBlockingQueue<>();
+            tooHeavy.start(new ClientCall.Listener<>() {
+                @Override
+                public void onClose(Status status, Metadata trailers) {
+                    closed.add(status);
+                }
+            }, new Metadata());
+            tooHeavy.halfClose();
+            Status status = closed.poll(10, TimeUnit.SECONDS);
+            assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(status.getDescription()).contains("'api'").contains("20");
+            f.releaseHeld();
+            held.get(10, TimeUnit.SECONDS);
+            awaitAllBack(api);
         }
     }
 

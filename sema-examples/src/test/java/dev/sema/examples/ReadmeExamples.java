@@ -10,10 +10,20 @@ import dev.sema.Permit;
 import dev.sema.Rejection;
 import dev.sema.Semaphore;
 import dev.sema.SemaphoreListener;
+import dev.sema.grpc.SemaClientInterceptor;
+import dev.sema.grpc.SemaServerInterceptor;
 import dev.sema.micrometer.SemaphoreMetrics;
 import dev.sema.redis.RedisPermit;
 import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphores;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -91,6 +101,8 @@ class ReadmeExamples {
     final byte[] data = new byte[16];
     final Semaphore pool = Semaphore.builder().permits(32).maxPermits(256).build();
     final Semaphore memory = Semaphore.create(64 * 1024);
+    /** The service of the gRPC example (compiled, not run: no transport is on this class path). */
+    final ServerServiceDefinition service = ServerServiceDefinition.builder("example.Echo").build();
     int sent;
     int rejected;
 
@@ -400,6 +412,27 @@ class ReadmeExamples {
         if (exports.size() != 0 || api.availablePermits() != 100) {
             throw new AssertionError(exports + " " + api);
         }
+    }
+
+    void example27() {
+        Semaphore api = Semaphore.builder().name("api").permits(100)
+                .partition("interactive", 0.8)
+                .partition("batch", 0.2)
+                .build();
+        KeyedSemaphore<String> tenants = KeyedSemaphore.<String>builder().name("tenants").permits(10).build();
+        ServerInterceptor limit = SemaServerInterceptor.builder(api)
+                .partitionBy(Metadata.Key.of("x-traffic-class", Metadata.ASCII_STRING_MARSHALLER))
+                .keyedBy(tenants, Metadata.Key.of("x-tenant", Metadata.ASCII_STRING_MARSHALLER)) // 10 calls per tenant
+                .maxWait(Duration.ofMillis(50))      // default 0: refuse at once when no permit is free
+                .build();
+        Server server = ServerBuilder.forPort(8080)
+                .addService(ServerInterceptors.intercept(service, limit))
+                .build();
+
+        // A client: at most 32 calls in flight to the backend, each waiting up to 2 s for its turn.
+        ManagedChannel channel = ManagedChannelBuilder.forTarget("backend:443")
+                .intercept(SemaClientInterceptor.builder(Semaphore.create(32)).maxWait(Duration.ofSeconds(2)).build())
+                .build();
     }
 
     /** The export of example 26, for one tenant. */

@@ -13,10 +13,13 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.sync.Semaphore as WindowSemaphore
 
 /**
- * The most elements one [mapWithPermits] holds between taking them from upstream and emitting their results,
- * whatever the semaphore allows: this bounds its memory when the first element is slow and later ones finish.
+ * The fewest and the most elements one [mapWithPermits] holds between taking them from upstream and emitting
+ * their results (its window: twice the semaphore's ceiling, within these bounds). The window bounds its memory
+ * when an early element is slow and later ones finish; twice the ceiling lets later elements use the permits
+ * that finished ones gave back while an earlier one still runs.
  */
-internal const val MAX_WINDOW: Int = 1024
+private const val MIN_WINDOW: Int = 16
+private const val MAX_WINDOW: Int = 1024
 
 /*
  * Implementation overview
@@ -49,10 +52,11 @@ internal const val MAX_WINDOW: Int = 1024
  * back when the transform ends, before its result is emitted.
  *
  * **Buffering.** A result waits until those of all earlier elements are emitted; to bound what waits, at most
- * `min(semaphore.maxPermits(), 1024)` elements (at least 1) are in flight between upstream and downstream,
- * running or finished, and upstream is suspended while that many are. So weight-1 elements can use every
- * permit of a ceiling up to 1024; a heavier or more concurrent use needs several flows. Upstream is collected
- * ahead of downstream by at most that window plus one element.
+ * a window of `2 * semaphore.maxPermits()` elements, but at least 16 and at most 1024, are in flight between
+ * upstream and downstream, running or finished, and upstream is suspended while that many are. So weight-1
+ * elements can use every permit of a ceiling up to 512 even while an early element is slow; more concurrency
+ * than that needs several flows. Upstream is collected ahead of downstream by at most the window plus one
+ * element.
  *
  * **Failures.** An element whose weight is negative or above `semaphore.maxPermits()` fails the flow with an
  * [IllegalArgumentException] naming its weight (its transform is not called). The first failure of a
@@ -72,7 +76,7 @@ public fun <T, R> Flow<T>.mapWithPermits(
 ): Flow<R> {
     val upstream = this
     return flow {
-        val window = semaphore.maxPermits().coerceIn(1L, MAX_WINDOW.toLong()).toInt()
+        val window = (2 * semaphore.maxPermits()).coerceIn(MIN_WINDOW.toLong(), MAX_WINDOW.toLong()).toInt()
         val places = WindowSemaphore(window)
         val started = Channel<Deferred<R>>(Channel.UNLIMITED) // bounded by the window (F1)
         coroutineScope {

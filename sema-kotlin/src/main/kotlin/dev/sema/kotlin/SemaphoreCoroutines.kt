@@ -119,7 +119,7 @@ public suspend fun <T> Semaphore.withPermit(permits: Long = 1, block: suspend ()
 }
 
 /** Suspends until the future is done; see the implementation overview for who owns the Permit (K1). */
-internal suspend fun CompletableFuture<Permit>.awaitPermit(): Permit {
+private suspend fun CompletableFuture<Permit>.awaitPermit(): Permit {
     if (isDone) {
         // Granted or refused at once (the uncontended path): no suspension, no callback.
         return try {

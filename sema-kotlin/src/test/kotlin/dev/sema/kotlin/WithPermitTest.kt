@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 
-@Timeout(60)
+@Timeout(120)
 class WithPermitTest {
 
     @Test
@@ -89,7 +89,7 @@ class WithPermitTest {
     }
 
     @Test
-    fun hundredThousandCoroutinesShareSixteenPermits() = runTest(timeout = 50.seconds) {
+    fun hundredThousandCoroutinesShareSixteenPermits() = runTest(timeout = 100.seconds) {
         val s = Semaphore.create(16)
         val tracker = HeldTracker()
         val done = AtomicInteger()
@@ -114,7 +114,7 @@ class WithPermitTest {
     }
 
     @Test
-    fun hundredThousandCoroutinesQueuedAtOnceAllComplete() = runTest(timeout = 50.seconds) {
+    fun hundredThousandCoroutinesQueuedAtOnceAllComplete() = runTest(timeout = 100.seconds) {
         // All of them queue behind a held semaphore first, then the limit is handed on from one to the next.
         val s = Semaphore.create(16)
         val tracker = HeldTracker()

@@ -129,6 +129,8 @@ private suspend fun CompletableFuture<Permit>.awaitPermit(): Permit {
         }
     }
     return suspendCancellableCoroutine { continuation ->
+        // keeps K1: withdraws the request; sema-core gives back a grant that loses this race.
+        continuation.invokeOnCancellation { cancel(false) }
         whenComplete { permit, error ->
             if (error == null) {
                 // keeps K1: the handler runs exactly when the Permit is not delivered to the caller.
@@ -138,7 +140,5 @@ private suspend fun CompletableFuture<Permit>.awaitPermit(): Permit {
                 continuation.resumeWithException(if (error is CompletionException) error.cause ?: error else error)
             }
         }
-        // keeps K1: withdraws the request; sema-core gives back a grant that loses this race.
-        continuation.invokeOnCancellation { cancel(false) }
     }
 }

@@ -6,6 +6,9 @@ module dev.sema.kotlin {
     requires transitive dev.sema;
     requires transitive kotlin.stdlib;
     requires transitive kotlinx.coroutines.core;
+    requires static reactor.blockhound; // optional: only for the integration below
 
     exports dev.sema.kotlin;
+
+    provides reactor.blockhound.integration.BlockHoundIntegration with dev.sema.kotlin.SemaBlockHoundIntegration;
 }

@@ -24,7 +24,7 @@ import reactor.blockhound.integration.BlockHoundIntegration
  * contended acquires, cancellations and releases on `Dispatchers.Default` report no blocking call, and a real one
  * still is reported. Surefire runs each test class in its own JVM, so BlockHound stays here.
  */
-@Timeout(60)
+@Timeout(120)
 class BlockHoundTest {
 
     companion object {
@@ -42,7 +42,7 @@ class BlockHoundTest {
     }
 
     @Test
-    fun contendedCoroutinesBlockNoThread() = runTest(timeout = 50.seconds) {
+    fun contendedCoroutinesBlockNoThread() = runTest(timeout = 100.seconds) {
         val s = Semaphore.create(4)
         val tracker = HeldTracker()
         withContext(Dispatchers.Default) {

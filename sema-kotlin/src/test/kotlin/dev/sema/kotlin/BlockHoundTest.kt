@@ -4,6 +4,7 @@ import dev.sema.Semaphore
 import java.util.ServiceLoader
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.flow.asFlow
 import kotlinx.coroutines.flow.collect
@@ -57,6 +58,24 @@ class BlockHoundTest {
             }
         }
         tracker.assertPeakAtMost(4)
+        assertIdle(s)
+    }
+
+    @Test
+    fun blockingCallResumedInsideAReleaseIsStillReported() = runTest(timeout = 10.seconds) {
+        // The release on a Default worker grants the waiter, whose Unconfined continuation runs inline, inside the
+        // release: the allowed lock section must not cover it.
+        val s = Semaphore.create(1)
+        val thrown = withContext(Dispatchers.Default) {
+            val held = s.acquirePermit()
+            val waiter = async(Dispatchers.Unconfined) {
+                runCatching { s.withPermit { Thread.sleep(1) } }.exceptionOrNull()
+            }
+            while (s.queueLength() == 0) yield()
+            held.close()
+            waiter.await()
+        }
+        assertTrue(thrown is BlockingOperationError, "thrown: $thrown")
         assertIdle(s)
     }
 

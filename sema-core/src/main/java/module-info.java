@@ -10,6 +10,8 @@ module dev.sema {
     exports dev.sema;
     // The rules both engines keep alike (checks, messages, timeouts, the withdraw-first future, the
     // listeners), and the counts read together for metrics and the Spring Boot actuator endpoint: for Sema's
-    // own modules only, not an API (dev.sema.spring is the starter's automatic module name).
-    exports dev.sema.internal to dev.sema.redis, dev.sema.micrometer, dev.sema.spring;
+    // own modules only, not an API (dev.sema.spring is the starter's automatic module name); the engine's lock
+    // sections for the BlockHound integrations of the non-blocking modules.
+    exports dev.sema.internal to dev.sema.redis, dev.sema.micrometer, dev.sema.spring, dev.sema.reactor,
+            dev.sema.kotlin;
 }

@@ -1,5 +1,6 @@
 package dev.sema.kotlin
 
+import dev.sema.internal.LockSections
 import reactor.blockhound.BlockHound
 import reactor.blockhound.integration.BlockHoundIntegration
 
@@ -18,16 +19,12 @@ import reactor.blockhound.integration.BlockHoundIntegration
 public class SemaBlockHoundIntegration : BlockHoundIntegration {
 
     override fun applyTo(builder: BlockHound.Builder) {
-        val engine = "dev.sema.LocalSemaphore"
-        builder.allowBlockingCallsInside(engine, "takeOrEnqueue") // a request that queues
-            .allowBlockingCallsInside(engine, "enqueueIdle") // awaitIdleAsync
-            .allowBlockingCallsInside(engine, "withdraw") // a cancelled or timed-out request
-            .allowBlockingCallsInside(engine, "releaseSlow") // Permit.close while requests are queued
-            .allowBlockingCallsInside(engine, "giveBack") // the same, with listeners
-            .allowBlockingCallsInside(engine, "forget") // Permit.forget
-            // what those sections run once unlocked: the granted requests' continuations, the listeners
-            .disallowBlockingCallsInside(engine, "finish")
-            .disallowBlockingCallsInside("dev.sema.internal.Listeners", "released")
-            .disallowBlockingCallsInside("dev.sema.internal.Listeners", "limitChanged")
+        // The sections are sema-core's to name (dev.sema.internal.LockSections), as for sema-reactor's integration.
+        for (section in LockSections.ALLOWED) {
+            builder.allowBlockingCallsInside(section[0], section[1])
+        }
+        for (section in LockSections.CHECKED) {
+            builder.disallowBlockingCallsInside(section[0], section[1])
+        }
     }
 }

@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Sema at work, run by {@code bin/demo}: eleven parts, each doing real work with one feature and checking
+ * Sema at work, run by {@code bin/demo}: twelve parts, each doing real work with one feature and checking
  * what it promised. The exit status is 0 only if every check passed.
  *
  * <ol>
@@ -31,6 +31,10 @@ import java.util.Map;
  *   <li>{@code spring} ({@link SpringPart}): the Spring Boot example application (sema-spring-example, in a JVM
  *       of its own) under load: the {@code sema.web} filter with an adaptive limit, {@code @WithPermits}, a limit
  *       changed through {@code /actuator/semaphores}, the Prometheus meters.
+ *   <li>{@code reactive} ({@link ReactivePart}): the reactive example application (sema-reactive-example, WebFlux and
+ *       gRPC on Netty, in a JVM of its own with BlockHound installed) under load: {@code sema.web} as a
+ *       {@code WebFilter}, {@code @WithPermits} on a {@code Mono} method, {@code SemaServerInterceptor}, and no
+ *       event-loop thread blocked.
  * </ol>
  *
  * <p>Arguments name the parts to run, in the order given; none runs them all.
@@ -73,7 +77,8 @@ public final class Demo {
                 new PrioritiesPart(PrioritiesPart.Settings.standard(), terminal),
                 new TenantsPart(TenantsPart.Settings.standard(), terminal),
                 new FleetPart(FleetPart.Settings.standard(), terminal),
-                new SpringPart(SpringPart.Settings.standard(), terminal))) {
+                new SpringPart(SpringPart.Settings.standard(), terminal),
+                new ReactivePart(ReactivePart.Settings.standard(), terminal))) {
             parts.put(part.name(), part);
         }
         return parts;

@@ -59,10 +59,9 @@ final class SpringPart implements Part {
     /** How many distinct reports the load asks for, each again and again: the fallback serves their last copy. */
     static final int REPORT_IDS = 100;
     /** The probes sent, in turn, while the load runs. */
+    private static final String MAIN_CLASS = "dev.sema.spring.example.ExampleApplication";
     static final List<String> PROBES = List.of("/actuator/health", "/actuator/health/liveness",
             "/actuator/health/readiness");
-    private static final String MAIN_CLASS = "dev.sema.spring.example.ExampleApplication";
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
     /**
      * The knobs of a run.
@@ -303,7 +302,7 @@ final class SpringPart implements Part {
     private long start;
     // What the status line shows, set as the run goes on.
     private volatile Load load;
-    private volatile App app;
+    private volatile SpringApp app;
 
     SpringPart(Settings settings, Terminal terminal) {
         this.settings = settings;
@@ -323,11 +322,12 @@ final class SpringPart implements Part {
     @Override
     public List<Check> run() throws Exception {
         start = System.nanoTime();
-        Path module = exampleModule();
+        Path module = SpringApp.module("sema-spring-example");
         Path logs = Files.createTempDirectory("sema-demo-spring");
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("demo-spring-status").daemon().factory());
-        try (App started = App.start(module, logs, settings.startTimeout())) {
+        try (SpringApp started = SpringApp.start(module, MAIN_CLASS, List.of(), logs,
+                settings.startTimeout())) {
             app = started;
             event(format("the example application (pid %d) answers on http://127.0.0.1:%d, started in %.1f s with"
                     + " sema-spring-example's class path", started.pid(), started.port(), started.startSeconds()));
@@ -353,7 +353,7 @@ final class SpringPart implements Part {
     }
 
     /** Warms up, runs the two phases around the POST, and reads what the application says at the end. */
-    Measured measure(App app) throws IOException, InterruptedException {
+    Measured measure(SpringApp app) throws IOException, InterruptedException {
         Map<String, State> initial = semaphores(app);
         long oldLimit = initial.get("reports").permits();
         terminal.println(format("  inbound  (sema.web, /api/** and /actuator/**, the actuator excluded by default):"
@@ -399,7 +399,7 @@ final class SpringPart implements Part {
                 endpoint, gauges, health);
     }
 
-    private void warmUp(App app) throws InterruptedException {
+    private void warmUp(SpringApp app) throws InterruptedException {
         event(format("warm-up: %d requests to each endpoint, not counted", settings.warmUp()));
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < settings.warmUp(); i++) {
@@ -416,7 +416,7 @@ final class SpringPart implements Part {
         }
     }
 
-    private Phase phase(App app, int number, long reportsLimit) throws IOException, InterruptedException {
+    private Phase phase(SpringApp app, int number, long reportsLimit) throws IOException, InterruptedException {
         event(format("phase %d: %,d requests; limit of reports %d", number, settings.requests(), reportsLimit));
         Load l = new Load(number, settings.requests());
         load = l;
@@ -465,7 +465,7 @@ final class SpringPart implements Part {
      * The semaphores' state once every permit is back: the last response of a request can reach the client a
      * moment before the filter that answered it releases its permit, so this waits (at most 10 s) for that.
      */
-    private static Map<String, State> awaitAllBack(App app) throws InterruptedException {
+    static Map<String, State> awaitAllBack(SpringApp app) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         for (;;) {
             Map<String, State> states = semaphores(app);
@@ -477,7 +477,7 @@ final class SpringPart implements Part {
         }
     }
 
-    private static Map<String, State> semaphores(App app) {
+    static Map<String, State> semaphores(SpringApp app) {
         Map<String, Object> all = Json.object(Json.parse(app.get("/actuator/semaphores").body()), "semaphores");
         Map<String, State> states = new LinkedHashMap<>();
         for (String name : all.keySet()) {
@@ -488,7 +488,7 @@ final class SpringPart implements Part {
         return states;
     }
 
-    private static String health(App app) {
+    private static String health(SpringApp app) {
         HttpResponse<String> r = app.get("/actuator/health");
         Map<String, Object> health = Json.object(Json.parse(r.body()));
         Object components = health.get("components");
@@ -521,7 +521,7 @@ final class SpringPart implements Part {
     private void status() {
         try {
             Load l = load;
-            App a = app;
+            SpringApp a = app;
             if (l == null || a == null) {
                 return;
             }
@@ -566,7 +566,7 @@ final class SpringPart implements Part {
             this.requests = requests;
         }
 
-        void run(App app, Duration ramp) throws InterruptedException {
+        void run(SpringApp app, Duration ramp) throws InterruptedException {
             startNanos = System.nanoTime();
             try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
                 threads.submit(() -> {
@@ -606,7 +606,7 @@ final class SpringPart implements Part {
         }
 
         /** Sends the probes in turn, each after the last is answered, until every request has its answer. */
-        private void probe(App app) throws InterruptedException {
+        private void probe(SpringApp app) throws InterruptedException {
             for (int i = 0; sent.get() < requests || outstanding.get() > 0; i++) {
                 long refusedBefore = inboundRefusals();
                 String path = PROBES.get(i % PROBES.size());
@@ -662,7 +662,7 @@ final class SpringPart implements Part {
     }
 
     /** One endpoint's answers, counted as they come. */
-    private static final class Tally {
+    static final class Tally {
         final LongAdder sent = new LongAdder();
         final LongAdder ok = new LongAdder();
         final LongAdder refused = new LongAdder();
@@ -726,200 +726,6 @@ final class SpringPart implements Part {
             refusedBy.forEach((k, v) -> refusers.put(k, v.sum()));
             return new Answers(sent.sum(), ok.sum(), stale.sum(), refused.sum(), withRetryAfter.sum(), refusers,
                     others);
-        }
-    }
-
-    /**
-     * The directory of the example module, found from the working directory up ({@code bin/demo} runs in the
-     * project's root, the tests in sema-examples).
-     *
-     * @throws IllegalStateException if it is not there, or not built
-     */
-    static Path exampleModule() {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path module = dir.resolve("sema-spring-example");
-            if (Files.isRegularFile(module.resolve("pom.xml"))) {
-                if (!Files.isRegularFile(module.resolve("target/classpath.txt"))) {
-                    throw new IllegalStateException(module + " is not built (no target/classpath.txt): bin/demo"
-                            + " builds it, as does mvn package -pl sema-examples -am");
-                }
-                return module;
-            }
-        }
-        throw new IllegalStateException("no sema-spring-example above " + Path.of("").toAbsolutePath());
-    }
-
-    /**
-     * The example application in a JVM of its own, on a random loopback port ({@code server.port=0}; Spring Boot's
-     * {@code WebServerPortFileWriter} writes the port to the file {@code PORTFILE} names). Closing it stops it with
-     * SIGTERM (Spring Boot's graceful shutdown), then SIGKILL if it has not exited within 20 s; a shutdown hook
-     * does the same if the demo is stopped first.
-     */
-    static final class App implements AutoCloseable {
-        private final Process process;
-        private final Path log;
-        private final int port;
-        private final Thread hook;
-        private double startSeconds;
-        private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(10)).build();
-        /** The probes' own client, as a prober has its own: the load's answers do not delay theirs. */
-        private final HttpClient probes = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(10)).build();
-
-        private App(Process process, Path log, int port, Thread hook) {
-            this.process = process;
-            this.log = log;
-            this.port = port;
-            this.hook = hook;
-        }
-
-        /** Starts the application and waits until its health is UP. */
-        static App start(Path module, Path logs, Duration timeout) throws IOException, InterruptedException {
-            long begin = System.nanoTime();
-            String classPath = module.resolve("target/classes") + java.io.File.pathSeparator
-                    + Files.readString(module.resolve("target/classpath.txt")).strip();
-            Path portFile = logs.resolve("app.port");
-            Path log = logs.resolve("app.log");
-            List<String> command = List.of(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp", classPath, "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                    "-DPORTFILE=" + portFile, MAIN_CLASS,
-                    "--server.port=0", "--server.address=127.0.0.1", "--spring.output.ansi.enabled=never");
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile())
-                    .start();
-            Thread hook = new Thread(process::destroyForcibly, "demo-spring-app-stop");
-            Runtime.getRuntime().addShutdownHook(hook);
-            long deadline = begin + timeout.toNanos();
-            App app = null;
-            try {
-                while (!Files.isRegularFile(portFile) || Files.size(portFile) == 0) {
-                    if (!process.isAlive()) {
-                        throw new IllegalStateException("the example application exited with status "
-                                + process.exitValue() + problems(log));
-                    }
-                    if (System.nanoTime() - deadline >= 0) {
-                        throw new IllegalStateException("the example application did not start within " + timeout
-                                + problems(log));
-                    }
-                    Thread.sleep(50);
-                }
-                int port = Integer.parseInt(Files.readString(portFile).strip());
-                app = new App(process, log, port, hook);
-                while (!app.healthy()) {
-                    if (System.nanoTime() - deadline >= 0) {
-                        throw new IllegalStateException("the example application's health was not UP within " + timeout
-                                + problems(log));
-                    }
-                    Thread.sleep(50);
-                }
-                app.startSeconds = (System.nanoTime() - begin) / 1e9;
-                return app;
-            } catch (IOException | RuntimeException | InterruptedException | Error e) {
-                if (app != null) {
-                    app.client.close();
-                    app.probes.close();
-                }
-                process.destroyForcibly();
-                Runtime.getRuntime().removeShutdownHook(hook);
-                throw e;
-            }
-        }
-
-        private boolean healthy() {
-            try {
-                HttpResponse<String> r = get("/actuator/health");
-                return r.statusCode() == 200 && r.body().startsWith("{") && r.body().contains("\"status\":\"UP\"");
-            } catch (RuntimeException e) {
-                return false;
-            }
-        }
-
-        long pid() {
-            return process.pid();
-        }
-
-        int port() {
-            return port;
-        }
-
-        double startSeconds() {
-            return startSeconds;
-        }
-
-        HttpResponse<String> send(String path) throws IOException, InterruptedException {
-            return client.send(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
-        }
-
-        HttpResponse<String> probe(String path) throws IOException, InterruptedException {
-            return probes.send(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
-        }
-
-        HttpResponse<String> get(String path) {
-            return call(request(path).GET().build());
-        }
-
-        HttpResponse<String> post(String path, String json) {
-            return call(request(path).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(json)).build());
-        }
-
-        HttpResponse<String> delete(String path) {
-            return call(request(path).DELETE().build());
-        }
-
-        Prometheus scrape() {
-            HttpResponse<String> r = get("/actuator/prometheus");
-            if (r.statusCode() != 200) {
-                throw new IllegalStateException("/actuator/prometheus answered " + r.statusCode());
-            }
-            return Prometheus.parse(r.body());
-        }
-
-        private HttpRequest.Builder request(String path) {
-            return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(REQUEST_TIMEOUT);
-        }
-
-        private HttpResponse<String> call(HttpRequest request) {
-            try {
-                return client.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                throw new UncheckedIOException(request.method() + " " + request.uri() + " failed", e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", e);
-            }
-        }
-
-        /** The application's log, for a failure's message. */
-        String problems() {
-            return problems(log);
-        }
-
-        private static String problems(Path log) {
-            try {
-                List<String> lines = Files.readAllLines(log);
-                return lines.isEmpty() ? "" : "; the end of its log:\n"
-                        + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-            } catch (IOException e) {
-                return "";
-            }
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            client.close();
-            probes.close();
-            process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                process.waitFor(10, TimeUnit.SECONDS);
-            }
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway, and finds the process gone
-            }
         }
     }
 }

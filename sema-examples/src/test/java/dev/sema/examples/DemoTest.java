@@ -76,7 +76,7 @@ class DemoTest {
     void standardPartsRunInTheDocumentedOrder() {
         assertThat(Demo.standardParts(terminal).keySet())
                 .containsExactly("service", "parallel", "budget", "gate", "leak", "refill", "adaptive", "priorities", "tenants", "redis",
-                        "spring");
+                        "spring", "reactive");
     }
 
     private String printed() {

@@ -22,13 +22,17 @@ import org.springframework.util.ReflectionUtils;
  * {@code PermitUnavailableException} is assignable to (that form wins when both exist). Its return type fits the
  * annotated method's: assignable to it for a synchronous method (generics included); for an asynchronous one a
  * {@code CompletionStage} of a value assignable to the stage's, or such a value itself, which completes the
- * returned future (a {@code void} one completes it with {@code null} when the stage is of {@code Void}).
+ * returned future (a {@code void} one completes it with {@code null} when the stage is of {@code Void}); for a
+ * reactive one as {@link ReactiveWithPermits} says (a {@code Mono} method's: a {@code Mono} of its value, or the value
+ * itself; a {@code Flux} method's: a {@code Flux} or {@code Mono} of its values). Each kind of method checks the fit
+ * ({@link WithPermitsInterceptor.Style#misfit}).
  *
  * @param method the fallback method
  * @param takesRefusal whether it takes the {@code PermitUnavailableException} as its last argument
- * @param returnsStage whether it returns a {@code CompletionStage}
+ * @param returnsDeferred whether it returns a {@code CompletionStage} or a reactive {@code Publisher} of the result,
+ *        rather than the result itself
  */
-record Fallback(Method method, boolean takesRefusal, boolean returnsStage) {
+record Fallback(Method method, boolean takesRefusal, boolean returnsDeferred) {
 
     /**
      * Finds and checks the fallback {@code name} of {@code annotated}.
@@ -36,11 +40,12 @@ record Fallback(Method method, boolean takesRefusal, boolean returnsStage) {
      * @param annotated the {@code @WithPermits} method
      * @param targetClass the bean's class
      * @param name the fallback's name
-     * @param async whether {@code annotated} returns a {@code CompletionStage}
+     * @param style how {@code annotated} is called, which says what fits
      * @param annotation the annotation, for messages
      * @throws SemaConfigurationException if there is no such method, or it does not fit
      */
-    static Fallback resolve(Method annotated, Class<?> targetClass, String name, boolean async, WithPermits annotation) {
+    static Fallback resolve(Method annotated, Class<?> targetClass, String name, WithPermitsInterceptor.Style style,
+            WithPermits annotation) {
         Class<?>[] parameters = annotated.getParameterTypes();
         Method plain = null;
         Method withRefusal = null;
@@ -69,20 +74,21 @@ record Fallback(Method method, boolean takesRefusal, boolean returnsStage) {
                     "Declare the fallback with the parameters of " + describe(annotated) + ", or correct the name.");
         }
         Method chosen = withRefusal != null ? withRefusal : plain;
-        boolean returnsStage = CompletionStage.class.isAssignableFrom(chosen.getReturnType());
-        String misfit = async ? misfitAsync(annotated, chosen, targetClass, returnsStage)
-                : misfitSync(annotated, chosen, targetClass);
+        Class<?> returns = chosen.getReturnType();
+        boolean returnsDeferred = CompletionStage.class.isAssignableFrom(returns)
+                || WithPermitsInterceptor.isPublisher(returns);
+        String misfit = style.misfit(annotated, chosen, targetClass);
         if (misfit != null) {
             throw WithPermitsInterceptor.invalid(annotated, annotation, "fallback", name, "the fallback "
                     + describe(chosen) + " " + misfit, "Make the fallback return what " + describe(annotated)
                     + " returns.");
         }
         ReflectionUtils.makeAccessible(chosen);
-        return new Fallback(chosen, withRefusal != null, returnsStage);
+        return new Fallback(chosen, withRefusal != null, returnsDeferred);
     }
 
     /** Why a synchronous method's fallback does not fit, or {@code null}. */
-    private static String misfitSync(Method annotated, Method fallback, Class<?> targetClass) {
+    static String misfitSync(Method annotated, Method fallback, Class<?> targetClass) {
         Class<?> wanted = annotated.getReturnType();
         Class<?> given = fallback.getReturnType();
         if (wanted == void.class) {
@@ -100,7 +106,8 @@ record Fallback(Method method, boolean takesRefusal, boolean returnsStage) {
     }
 
     /** Why an asynchronous method's fallback does not fit, or {@code null}. */
-    private static String misfitAsync(Method annotated, Method fallback, Class<?> targetClass, boolean returnsStage) {
+    static String misfitAsync(Method annotated, Method fallback, Class<?> targetClass) {
+        boolean returnsStage = CompletionStage.class.isAssignableFrom(fallback.getReturnType());
         ResolvableType value = ResolvableType.forMethodReturnType(annotated, targetClass).as(CompletionStage.class)
                 .getGeneric(0);
         Class<?> given = fallback.getReturnType();

@@ -5,7 +5,6 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Locale;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.servlet.HandlerExceptionResolver;
@@ -24,7 +23,6 @@ import org.springframework.web.servlet.ModelAndView;
 final class PermitUnavailableExceptionResolver implements HandlerExceptionResolver, Ordered {
     /** After the {@code HandlerExceptionResolverComposite} of Spring MVC (order 0). */
     static final int ORDER = 1;
-    private static final int MAX_CAUSES = 16;
 
     private final String retryAfter;
 
@@ -35,7 +33,7 @@ final class PermitUnavailableExceptionResolver implements HandlerExceptionResolv
     @Override
     public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
             Exception ex) {
-        PermitUnavailableException unavailable = find(ex);
+        PermitUnavailableException unavailable = WebResponses.refusalIn(ex);
         if (unavailable == null || response.isCommitted()) {
             return null;
         }
@@ -48,8 +46,7 @@ final class PermitUnavailableExceptionResolver implements HandlerExceptionResolv
     }
 
     /**
-     * Answers 503 with {@code Retry-After} and a JSON body:
-     * {@code {"status":503,"error":"Service Unavailable","semaphore":"reports","permits":1,"message":"...","path":"/reports/7"}}.
+     * Answers 503 with {@code Retry-After} and a JSON body ({@link WebResponses#refused}).
      *
      * @param retryAfter the header's value, in seconds
      */
@@ -60,9 +57,7 @@ final class PermitUnavailableExceptionResolver implements HandlerExceptionResolv
         response.setHeader(HttpHeaders.RETRY_AFTER, retryAfter);
         response.setContentType("application/json");
         response.setCharacterEncoding(StandardCharsets.UTF_8.name());
-        String body = "{\"status\":503,\"error\":\"Service Unavailable\",\"semaphore\":" + json(refusal.semaphore())
-                + ",\"permits\":" + refusal.permits() + ",\"message\":" + json(refusal.getMessage()) + ",\"path\":"
-                + json(request.getRequestURI()) + "}";
+        String body = WebResponses.refused(refusal, request.getRequestURI());
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         response.setHeader(HttpHeaders.CONTENT_DISPOSITION, null); // a handler's, set before it failed
         try {
@@ -73,42 +68,6 @@ final class PermitUnavailableExceptionResolver implements HandlerExceptionResolv
             response.getWriter().write(body);
         }
         response.flushBuffer();
-    }
-
-    /** {@code text} as a JSON string. */
-    static String json(String text) {
-        if (text == null) {
-            return "null";
-        }
-        StringBuilder b = new StringBuilder(text.length() + 2).append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.append('"').toString();
-    }
-
-    private static PermitUnavailableException find(Throwable ex) {
-        Throwable t = ex;
-        for (int i = 0; t != null && i < MAX_CAUSES; i++, t = t.getCause()) {
-            if (t instanceof PermitUnavailableException p) {
-                return p;
-            }
-        }
-        return null;
     }
 
     @Override

@@ -4,11 +4,9 @@ import jakarta.servlet.Filter;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -17,7 +15,6 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
-import org.springframework.util.ClassUtils;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.servlet.DispatcherServlet;
 
@@ -37,9 +34,6 @@ public class SemaWebAutoConfiguration {
      * filter ({@code HIGHEST_PRECEDENCE + 1}), so that refused requests show in {@code http.server.requests}.
      */
     static final int FILTER_ORDER = Ordered.HIGHEST_PRECEDENCE + 10;
-    private static final System.Logger LOG = System.getLogger(SemaWebAutoConfiguration.class.getName());
-    /** A class of the actuator's web endpoints: present when the application has the actuator. */
-    private static final String ACTUATOR = "org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint";
 
     /** Created by Spring Boot. */
     public SemaWebAutoConfiguration() {
@@ -61,58 +55,11 @@ public class SemaWebAutoConfiguration {
     }
 
     /**
-     * The default of {@code sema.web.exclude-paths}: the actuator's base path and everything under it, so that
-     * health and readiness probes are never refused; nothing without the actuator, or when it is served on a port
-     * of its own (its requests never reach this filter), or when its base path is the root (then the endpoints
-     * cannot be told from the application's own paths by a prefix, and the application must list them).
+     * The default of {@code sema.web.exclude-paths} ({@link WebLimit#actuatorPaths}), under Spring MVC's servlet path
+     * ({@code spring.mvc.servlet.path}), which the filter's path within the application includes.
      */
     static List<String> actuatorPaths(Environment environment) {
-        if (!ClassUtils.isPresent(ACTUATOR, SemaWebAutoConfiguration.class.getClassLoader())) {
-            return List.of();
-        }
-        Integer managementPort = environment.getProperty("management.server.port", Integer.class);
-        Integer serverPort = environment.getProperty("server.port", Integer.class, 8080);
-        if (managementPort != null && !managementPort.equals(serverPort)) {
-            return List.of();
-        }
-        String base = environment.getProperty("management.endpoints.web.base-path", "/actuator").trim();
-        while (base.endsWith("/")) {
-            base = base.substring(0, base.length() - 1);
-        }
-        if (base.isEmpty()) {
-            LOG.log(System.Logger.Level.WARNING, "management.endpoints.web.base-path is /: sema.web cannot tell the"
-                    + " actuator's endpoints from the application's paths, so it limits them too unless"
-                    + " sema.web.exclude-paths lists them (e.g. /health/**)");
-            return List.of();
-        }
-        if (!base.startsWith("/")) {
-            base = "/" + base;
-        }
-        // The filter matches the path within the application, which includes Spring MVC's servlet path.
-        String servlet = environment.getProperty("spring.mvc.servlet.path", "/").trim();
-        while (servlet.endsWith("/")) {
-            servlet = servlet.substring(0, servlet.length() - 1);
-        }
-        if (!servlet.isEmpty() && !servlet.startsWith("/")) {
-            servlet = "/" + servlet;
-        }
-        base = servlet + base;
-        return List.of(base, base + "/**");
-    }
-
-    /** {@code sema.web.semaphore} or {@code sema.web.keyed} is set: either alone makes a filter. */
-    static class WebLimitConfigured extends AnyNestedCondition {
-        WebLimitConfigured() {
-            super(ConfigurationPhase.REGISTER_BEAN);
-        }
-
-        @ConditionalOnProperty(prefix = "sema.web", name = "semaphore")
-        static class Semaphore {
-        }
-
-        @ConditionalOnProperty(prefix = "sema.web", name = "keyed")
-        static class Keyed {
-        }
+        return WebLimit.actuatorPaths(environment, environment.getProperty("spring.mvc.servlet.path", "/"));
     }
 
     /** Spring MVC: {@link PermitUnavailableException} as 503 with {@code Retry-After}. */

@@ -60,24 +60,13 @@ final class SemaphoreFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        Semaphore keySemaphore = null;
-        if (limit.family() != null) {
-            String key = limit.key(new Keys(request));
-            if (key == null) {
-                sendBadRequest(request, response, limit.missingKey());
-                return;
-            }
-            try {
-                keySemaphore = limit.family().get(key);
-            } catch (IllegalArgumentException badKey) {
-                // A key the family cannot take (on Redis: empty, or with a brace) is the client's mistake, as a
-                // missing one is: limiting it under some other key would share that key's limit.
-                sendBadRequest(request, response, limit.badKey(key, badKey));
-                return;
-            }
+        WebLimit.Admission admission = limit.admit(PATHS.getPathWithinApplication(request), new Keys(request));
+        if (admission.badRequest() != null) {
+            sendBadRequest(request, response, admission.badRequest());
+            return;
         }
-        Semaphore semaphore = limit.semaphore() == null ? null : limit.partitioned()
-                ? limit.select(PATHS.getPathWithinApplication(request), request::getHeader) : limit.semaphore();
+        Semaphore keySemaphore = admission.key();
+        Semaphore semaphore = admission.semaphore();
         long start = System.nanoTime();
         Permit keyPermit = null;
         Permit permit = null;
@@ -86,7 +75,7 @@ final class SemaphoreFilter extends OncePerRequestFilter {
                 keyPermit = Refusals.acquire(keySemaphore, 1, limit.maxWait());
             }
             if (semaphore != null) {
-                permit = Refusals.acquire(semaphore, 1, remaining(limit.maxWait(), start));
+                permit = Refusals.acquire(semaphore, 1, WebLimit.remaining(limit.maxWait(), start));
             }
         } catch (RuntimeException refusal) { // the key's permit goes back whatever stopped the second acquire
             if (keyPermit != null) {
@@ -112,15 +101,6 @@ final class SemaphoreFilter extends OncePerRequestFilter {
         }
     }
 
-    /** What is left of {@code maxWait} since {@code start}: zero stays zero (a tryAcquire), as does time run out. */
-    private static java.time.Duration remaining(java.time.Duration maxWait, long start) {
-        if (maxWait.isZero()) {
-            return maxWait;
-        }
-        long left = maxWait.toNanos() - (System.nanoTime() - start);
-        return java.time.Duration.ofNanos(Math.max(0, left));
-    }
-
     /** 400 with a JSON body saying what the request lacks. */
     private static void sendBadRequest(HttpServletRequest request, HttpServletResponse response, String message)
             throws IOException {
@@ -128,9 +108,7 @@ final class SemaphoreFilter extends OncePerRequestFilter {
         response.setStatus(HttpServletResponse.SC_BAD_REQUEST);
         response.setContentType("application/json");
         response.setCharacterEncoding(java.nio.charset.StandardCharsets.UTF_8.name());
-        byte[] body = ("{\"status\":400,\"error\":\"Bad Request\",\"message\":"
-                + PermitUnavailableExceptionResolver.json(message) + ",\"path\":"
-                + PermitUnavailableExceptionResolver.json(request.getRequestURI()) + "}")
+        byte[] body = WebResponses.badRequest(message, request.getRequestURI())
                 .getBytes(java.nio.charset.StandardCharsets.UTF_8);
         response.setContentLength(body.length);
         response.getOutputStream().write(body);

@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * {@code sema.web}, checked once: which requests are limited, the semaphore (or the partition of it) each takes its
@@ -25,13 +27,24 @@ import java.util.function.UnaryOperator;
  */
 final class WebLimit {
     static final String PARTITION_PATHS = "sema.web.partition-paths";
+    private static final System.Logger LOG = System.getLogger(WebLimit.class.getName());
+    /** A class of the actuator's web endpoints: present when the application has the actuator. */
+    private static final String ACTUATOR = "org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint";
 
     /** Where {@code sema.web.key} reads a request's key from. */
     enum KeySource {
         HEADER, PRINCIPAL, REMOTE_ADDRESS
     }
 
-    /** What the key rule reads of a request, whatever the web stack. */
+    /**
+     * What a limited request takes its permits of, as {@link #admit} decides: its key's semaphore in the family and
+     * the semaphore (or the partition's view), each {@code null} when not configured; or, with {@code badRequest}
+     * set, nothing, the request being answered 400 with that message.
+     */
+    record Admission(Semaphore key, Semaphore semaphore, String badRequest) {
+    }
+
+    /** What the key and partition rules read of a request, whatever the web stack. */
     interface RequestKeys {
         /** The header's first value, or {@code null}. */
         String header(String name);
@@ -208,6 +221,48 @@ final class WebLimit {
                 family, keySource, keyHeader);
     }
 
+    /**
+     * The default of {@code sema.web.exclude-paths}: the actuator's base path and everything under it, so that
+     * health and readiness probes are never refused; nothing without the actuator, or when it is served on a port
+     * of its own (its requests never reach the filter), or when its base path is the root (then the endpoints
+     * cannot be told from the application's own paths by a prefix, and the application must list them).
+     *
+     * @param prefix what the filter's path within the application has before the actuator's base path (Spring MVC's
+     *        servlet path; {@code "/"} for none)
+     */
+    static List<String> actuatorPaths(Environment environment, String prefix) {
+        if (!ClassUtils.isPresent(ACTUATOR, WebLimit.class.getClassLoader())) {
+            return List.of();
+        }
+        Integer managementPort = environment.getProperty("management.server.port", Integer.class);
+        Integer serverPort = environment.getProperty("server.port", Integer.class, 8080);
+        if (managementPort != null && !managementPort.equals(serverPort)) {
+            return List.of();
+        }
+        String base = environment.getProperty("management.endpoints.web.base-path", "/actuator").trim();
+        while (base.endsWith("/")) {
+            base = base.substring(0, base.length() - 1);
+        }
+        if (base.isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "management.endpoints.web.base-path is /: sema.web cannot tell the"
+                    + " actuator's endpoints from the application's paths, so it limits them too unless"
+                    + " sema.web.exclude-paths lists them (e.g. /health/**)");
+            return List.of();
+        }
+        if (!base.startsWith("/")) {
+            base = "/" + base;
+        }
+        String before = prefix.trim();
+        while (before.endsWith("/")) {
+            before = before.substring(0, before.length() - 1);
+        }
+        if (!before.isEmpty() && !before.startsWith("/")) {
+            before = "/" + before;
+        }
+        base = before + base;
+        return List.of(base, base + "/**");
+    }
+
     private static void checkDurations(SemaProperties.Web web, Settings settings) {
         if (web.maxWait().isNegative()) {
             throw settings.invalid("sema.web.max-wait", web.maxWait(), "must not be negative", null);
@@ -240,6 +295,49 @@ final class WebLimit {
     /** Whether a request of this path (within the application) is limited. */
     boolean limits(String path) {
         return !bypassed.matchesAny(path) && limited.matchesAny(path);
+    }
+
+    /**
+     * What a limited request takes its permits of: its key's semaphore (when {@code sema.web.keyed} is set) and the
+     * semaphore or partition ({@link #select}); or why it is answered 400, a missing key ({@link #missingKey}) or one
+     * the family refuses ({@link #badKey}: on Redis, an empty key or one with a brace; limiting it under some other
+     * key would share that key's limit).
+     *
+     * @param path the request's path within the application
+     * @param request its headers, principal and address
+     */
+    Admission admit(String path, RequestKeys request) {
+        Semaphore keySemaphore = null;
+        if (family != null) {
+            String key = key(request);
+            if (key == null) {
+                return new Admission(null, null, missingKey());
+            }
+            try {
+                keySemaphore = family.get(key);
+            } catch (IllegalArgumentException refused) {
+                return new Admission(null, null, badKey(key, refused));
+            }
+        }
+        Semaphore selected = semaphore == null ? null : partitioned() ? select(path, request::header) : semaphore;
+        return new Admission(keySemaphore, selected, null);
+    }
+
+    /** Whether {@code sema.web.key} is {@code principal}: a reactive filter resolves it before {@link #admit}. */
+    boolean keyedByPrincipal() {
+        return keySource == KeySource.PRINCIPAL;
+    }
+
+    /**
+     * What is left of {@code maxWait} since {@code startNanos}, for the second of a request's two acquires: zero
+     * stays zero (a {@code tryAcquire}), as does time run out.
+     */
+    static Duration remaining(Duration maxWait, long startNanos) {
+        if (maxWait.isZero()) {
+            return maxWait;
+        }
+        long left = maxWait.toNanos() - (System.nanoTime() - startNanos);
+        return Duration.ofNanos(Math.max(0, left));
     }
 
     /** Whether the semaphore a request takes its permit of depends on the request. */

@@ -47,6 +47,37 @@ import java.lang.annotation.Target;
  * {@code timeout = "0"} the permits are tried on the calling thread: for a Redis semaphore that is one round trip,
  * which waits at most the command timeout while Redis stalls.
  *
+ * <h2>Reactive methods</h2>
+ * A method declared to return {@code reactor.core.publisher.Mono} or {@code Flux} (with reactor-core and
+ * {@code dev.sema:sema-reactor} on the class path) is called at once, as without the annotation, and its publisher is
+ * returned wrapped in one of the same kind: each subscription acquires the permits first (through sema-reactor,
+ * without blocking a thread: a subscription that must wait queues on the semaphore and is resumed on the thread whose
+ * release served it), then subscribes the method's publisher, once, and holds the permits until it completes, fails or
+ * is cancelled; they are given back before the terminal signal (and a {@code Mono}'s value) goes on downstream. A
+ * {@code Mono} never subscribed takes no permits; one subscribed again ({@code retry}, {@code repeat}) acquires them
+ * again. Cancelling a subscription that waits withdraws its request. A refusal is never thrown by the call: it is the
+ * subscription's error signal, {@link PermitUnavailableException}, with the same causes as above (a
+ * {@code TimeoutException} after {@link #timeout()}, none for {@code timeout = "0"}, a {@code RedisSemaphoreException}
+ * while Redis cannot be reached), and so is a missing key (an {@code IllegalArgumentException}). In WebFlux it is
+ * answered 503 with {@code Retry-After}, as in Spring MVC. {@code timeout = "0"} tries on the subscribing thread (a
+ * Redis semaphore's round trip goes to a bounded-elastic thread). Partitions, keys and {@link #droppedOn()} apply as
+ * to other methods (the latter to the publisher's error signal).
+ * {@snippet :
+ * @WithPermits(value = "partner", timeout = "200ms", fallback = "cachedQuote")
+ * Mono<Quote> quote(String sku) {
+ *     return webClient.get().uri("/quotes/{sku}", sku).retrieve().bodyToMono(Quote.class);
+ * }
+ *
+ * Mono<Quote> cachedQuote(String sku) {       // or Quote cachedQuote(String sku): a value, emitted by the Mono
+ *     return cache.get(sku);
+ * }
+ * }
+ * A {@code Mono<T>} method's fallback returns a {@code Mono} of a {@code T}, or a {@code T} itself, which the returned
+ * {@code Mono} emits ({@code null}: it completes empty; {@code void} only for a {@code Mono<Void>}); a
+ * {@code Flux<T>} method's returns a {@code Flux} or a {@code Mono} of a {@code T}. It is called when the refusal is
+ * signalled, on that thread (the subscribing one, or the library's timer after a timeout), so it must not block.
+ * Another kind of {@code Publisher}, or a fallback that does not fit, stops the application at startup.
+ *
  * <h2>Fallbacks</h2>
  * With {@link #fallback()}, a refused call (no permit in time, a closed semaphore, Redis unreachable) calls the
  * named method of the same bean with the same arguments instead, and returns what it returns; for an asynchronous
@@ -106,8 +137,8 @@ import java.lang.annotation.Target;
  * When the bean is created, every annotated method is checked: the semaphore must be in the
  * {@link SemaphoreRegistry} (or, with a {@link #key()} that parses, a keyed family), the {@link #partition()} one of
  * its partitions, {@link #permits()} within {@code 0..maxPermits()}, the timeout readable, and the
- * method neither a reactive one (a {@code Publisher}: the permits would be released before anything ran) nor
- * one returning another kind of {@code CompletionStage}, and the fallback must exist and fit. A mistake stops the
+ * method must not return another kind of {@code CompletionStage}, nor a reactive {@code Publisher} other than a
+ * {@code Mono} or {@code Flux} (or any, without sema-reactor), and the fallback must exist and fit. A mistake stops the
  * application with a message naming the method (and the fallback). {@link #value()}, {@link #partition()},
  * {@link #timeout()} and {@link #fallback()} may be property placeholders ({@code ${...}}).
  *
@@ -182,7 +213,8 @@ public @interface WithPermits {
      * wait, which throws, nor for the method's own exceptions, which pass through). It takes the method's
      * parameters, optionally followed by the {@code PermitUnavailableException} (or a supertype of it); it returns
      * what the method returns. For an asynchronous method it may return the stage's value or a
-     * {@code CompletionStage} of it, either of which completes the returned future. It runs without permits, on
+     * {@code CompletionStage} of it, either of which completes the returned future; for a {@code Mono} method, a
+     * {@code Mono} or the value; for a {@code Flux} method, a {@code Flux} or a {@code Mono}. It runs without permits, on
      * the thread that learned of the refusal. A fallback that does not exist or does not fit stops the
      * application at startup, naming both methods. See the class documentation.
      *

@@ -30,6 +30,13 @@ import org.springframework.util.ClassUtils;
 final class WithPermitsInterceptor implements MethodInterceptor {
     private static final System.Logger LOG = System.getLogger(WithPermitsInterceptor.class.getName());
     private static final String PUBLISHER = "org.reactivestreams.Publisher";
+    /**
+     * Whether {@code Mono} and {@code Flux} methods can be served: reactor-core and sema-reactor are both on the class
+     * path. Only then is {@link ReactiveWithPermits} loaded.
+     */
+    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+            WithPermitsInterceptor.class.getClassLoader()) && ClassUtils.isPresent("dev.sema.reactor.SemaReactor",
+                    WithPermitsInterceptor.class.getClassLoader());
 
     private final ObjectProvider<SemaphoreRegistry> registry;
     private final ConfigurableBeanFactory beanFactory;
@@ -58,11 +65,11 @@ final class WithPermitsInterceptor implements MethodInterceptor {
      *        an adaptive limit)
      * @param droppedOn the failures that are drops
      * @param fallback what is called instead of throwing a refusal, or {@code null}
-     * @param async whether the method returns a {@code CompletionStage}
+     * @param style how a call is made, by what the method returns
      * @param method the method, for messages
      */
     record Plan(Target target, String name, SemaphoreRegistry registry, long permits, Duration timeout,
-            Class<? extends Throwable>[] droppedOn, Fallback fallback, boolean async, Method method) {
+            Class<? extends Throwable>[] droppedOn, Fallback fallback, Style style, Method method) {
 
         /**
          * The semaphore a call acquires.
@@ -91,6 +98,48 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         }
 
     }
+
+    /**
+     * How calls of a method are made, by what it returns, chosen once when its plan is made: {@link #BLOCKING},
+     * {@link #ASYNC} ({@code CompletionStage}), or {@link ReactiveWithPermits} ({@code Mono}, {@code Flux}).
+     */
+    interface Style {
+        /** Makes the call: acquires, calls, releases, as this kind of method needs. */
+        Object invoke(Plan plan, MethodInvocation invocation) throws Throwable;
+
+        /**
+         * Why {@code fallback} does not fit {@code annotated} (its return type), or {@code null} when it does.
+         *
+         * @param targetClass the bean's class, to resolve generics
+         */
+        String misfit(Method annotated, Method fallback, Class<?> targetClass);
+    }
+
+    /** A method that returns its result: it runs holding the permits, on the calling thread. */
+    static final Style BLOCKING = new Style() {
+        @Override
+        public Object invoke(Plan plan, MethodInvocation invocation) throws Throwable {
+            return invokeBlocking(plan, invocation);
+        }
+
+        @Override
+        public String misfit(Method annotated, Method fallback, Class<?> targetClass) {
+            return Fallback.misfitSync(annotated, fallback, targetClass);
+        }
+    };
+
+    /** A method that returns a {@code CompletionStage}: the permits are held until it completes. */
+    static final Style ASYNC = new Style() {
+        @Override
+        public Object invoke(Plan plan, MethodInvocation invocation) {
+            return invokeAsync(plan, invocation);
+        }
+
+        @Override
+        public String misfit(Method annotated, Method fallback, Class<?> targetClass) {
+            return Fallback.misfitAsync(annotated, fallback, targetClass);
+        }
+    };
 
     /** What a call acquires: one semaphore for every call, or the semaphore of each call's key. */
     interface Target {
@@ -121,7 +170,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Plan plan = plan(invocation);
-        return plan.async() ? invokeAsync(plan, invocation) : invokeBlocking(plan, invocation);
+        return plan.style().invoke(plan, invocation);
     }
 
     private static Object invokeBlocking(Plan plan, MethodInvocation invocation) throws Throwable {
@@ -235,7 +284,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
             result.completeExceptionally(t);
             return;
         }
-        if (!plan.fallback().returnsStage()) {
+        if (!plan.fallback().returnsDeferred()) {
             result.complete(returned);
         } else if (returned == null) {
             result.completeExceptionally(new NullPointerException("fallback " + Fallback.describe(plan.fallback()
@@ -312,18 +361,7 @@ final class WithPermitsInterceptor implements MethodInterceptor {
             target = new Fixed(semaphore);
         }
         Duration timeout = timeout(method, annotation);
-        Class<?> returns = method.getReturnType();
-        boolean async = CompletionStage.class.isAssignableFrom(returns);
-        if (async && !returns.isAssignableFrom(CompletableFuture.class)) {
-            throw invalid(method, annotation, "value", name, "the method returns " + returns.getName()
-                    + ": an asynchronous @WithPermits method must be declared to return CompletionStage or"
-                    + " CompletableFuture", null);
-        }
-        if (isPublisher(returns)) {
-            throw invalid(method, annotation, "value", name, "the method returns a reactive " + returns.getName()
-                    + ", whose work starts after the call returns, when the permits would already be released",
-                    "Return a CompletionStage or CompletableFuture, or acquire the permits in the reactive chain.");
-        }
+        Style style = style(method, annotation, name);
         // A Redis semaphore gets its adaptive limit once it is open in Redis, which may be after startup.
         if (annotation.droppedOn().length > 0 && semaphores.adaptive(name).isEmpty()
                 && (parent == null || !SemaphoreState.isRedis(parent))) {
@@ -334,11 +372,43 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         }
         String fallbackName = resolve(annotation.fallback()).trim();
         Fallback fallback = fallbackName.isEmpty() ? null
-                : Fallback.resolve(method, targetClass, fallbackName, async, annotation);
+                : Fallback.resolve(method, targetClass, fallbackName, style, annotation);
         Plan plan = new Plan(target, name, semaphores, annotation.permits(), timeout, annotation.droppedOn(),
-                fallback, async, method);
+                fallback, style, method);
         Plan raced = ofClass.putIfAbsent(method, plan);
         return raced == null ? plan : raced;
+    }
+
+    /**
+     * How calls of {@code method} are made, by its declared return type: a {@code CompletionStage} (declared as
+     * {@code CompletionStage} or {@code CompletableFuture}), a {@code Mono} or {@code Flux} (with reactor-core and
+     * sema-reactor on the class path), or anything else but another reactive {@code Publisher}.
+     */
+    private static Style style(Method method, WithPermits annotation, String name) {
+        Class<?> returns = method.getReturnType();
+        if (CompletionStage.class.isAssignableFrom(returns)) {
+            if (!returns.isAssignableFrom(CompletableFuture.class)) {
+                throw invalid(method, annotation, "value", name, "the method returns " + returns.getName()
+                        + ": an asynchronous @WithPermits method must be declared to return CompletionStage or"
+                        + " CompletableFuture", null);
+            }
+            return ASYNC;
+        }
+        if (!isPublisher(returns)) {
+            return BLOCKING;
+        }
+        Style reactive = REACTOR_PRESENT ? ReactiveWithPermits.of(returns) : null;
+        if (reactive != null) {
+            return reactive;
+        }
+        throw invalid(method, annotation, "value", name, "the method returns a reactive " + returns.getName()
+                + (REACTOR_PRESENT ? ", and a reactive @WithPermits method must be declared to return"
+                        + " reactor.core.publisher.Mono or Flux" : ", and @WithPermits holds permits for a reactive"
+                                + " method (Mono or Flux) only with reactor-core and dev.sema:sema-reactor on the"
+                                + " class path"), REACTOR_PRESENT ? "Declare the method to return Mono or Flux (say"
+                                        + " Flux.from(publisher)), or acquire the permits in the reactive chain"
+                                        + " (SemaReactor.withPermits)." : "Add the dependency dev.sema:sema-reactor,"
+                                                + " or return a CompletionStage.");
     }
 
     /** The key's semaphore in {@code family}, with the key's expression parsed now. */
@@ -411,7 +481,8 @@ final class WithPermitsInterceptor implements MethodInterceptor {
         return resolved == null ? value : resolved;
     }
 
-    private static boolean isPublisher(Class<?> type) {
+    /** Whether {@code type} is a reactive {@code Publisher}, found by name: Reactive Streams may be absent. */
+    static boolean isPublisher(Class<?> type) {
         for (Class<?> c = type; c != null; c = c.getSuperclass()) {
             if (implementsPublisher(c)) {
                 return true;

@@ -2,8 +2,8 @@
  * Sema for Spring Boot 4.0: semaphores from properties, {@link dev.sema.spring.WithPermits}, inbound request
  * limiting, 503 with {@code Retry-After}, meters, an actuator endpoint and a health contributor.
  *
- * <p>Add {@code dev.sema:sema-spring-boot-starter}, and sema-redis, sema-micrometer, the actuator and Spring MVC for
- * the parts that need them: each part switches on only when its classes are on the class path (and, for Redis,
+ * <p>Add {@code dev.sema:sema-spring-boot-starter}, and sema-redis, sema-micrometer, the actuator and Spring MVC (or
+ * Spring WebFlux with sema-reactor) for the parts that need them: each part switches on only when its classes are on the class path (and, for Redis,
  * a URI or a {@code RedisSemaphores} bean is there). sema-core and sema-redis know nothing of Spring.
  *
  * {@snippet lang=yaml :
@@ -29,7 +29,7 @@
  *   keyed:                                # one semaphore per key, made on first use, gone once idle
  *     exports: { permits: 5, max-keys: 100000, parent: api/batch }
  *     quotas: { permits: 2, redis: true, lease: 30s, expire-when-idle: 10m }  # each key shared by the fleet
- *   web:                                  # inbound requests through one semaphore (servlet filter)
+ *   web:                                  # inbound requests through one semaphore (servlet filter or WebFilter)
  *     semaphore: api
  *     paths: /api/**                      # Ant-style, comma-separated; default /**
  *     max-wait: 0ms                       # how long a request may queue; default 0 (refuse at once)
@@ -159,6 +159,10 @@
  * <li>Spring MVC: {@code PermitUnavailableException} becomes 503 with {@code Retry-After} and a JSON body naming
  *     the semaphore ({@code {"status":503,"error":"Service Unavailable","semaphore":"db","permits":1,"message":
  *     "...","path":"/orders"}}); so does a request the {@code sema.web} filter refuses.</li>
+ * <li>Spring WebFlux ({@link dev.sema.spring.SemaWebFluxAutoConfiguration}): the same 503 for a
+ *     {@code PermitUnavailableException}, which a {@code @WithPermits} method returning {@code Mono} or {@code Flux}
+ *     signals; and {@code sema.web} as a {@code WebFilter} with the same properties, its requests queueing for
+ *     permits without holding a thread (this needs sema-reactor).</li>
  * <li>Micrometer (sema-micrometer on the class path): every registry semaphore and keyed family bound with
  *     {@code SemaphoreMetrics}, e.g. {@code sema_permits_limit{name="db"}} at {@code /actuator/prometheus}.</li>
  * <li>The actuator: the {@code semaphores} endpoint ({@link dev.sema.spring.SemaphoresEndpoint}; GET all, GET

@@ -190,13 +190,22 @@ class ReadmeSpringBootTest {
 
     // ---------------------------------------------------------------- the section
 
-    /** The README's "## Spring Boot" section, up to the next section. */
+    /**
+     * The README's "## Spring Boot" section, up to the next section, but for its "### WebFlux" subsection, whose
+     * examples sema-spring-boot-starter's ReadmeWebFluxTest checks.
+     */
     static String section() throws IOException {
         String readme = Files.readString(ProjectFiles.at("README.md"));
         int start = readme.indexOf("\n## Spring Boot\n");
         assertThat(start).as("README.md has a \"## Spring Boot\" section").isNotNegative();
         int end = readme.indexOf("\n## ", start + 1);
-        return end < 0 ? readme.substring(start) : readme.substring(start, end);
+        String section = end < 0 ? readme.substring(start) : readme.substring(start, end);
+        int webflux = section.indexOf("\n### WebFlux\n");
+        if (webflux >= 0) {
+            int next = section.indexOf("\n### ", webflux + 1);
+            section = section.substring(0, webflux) + (next < 0 ? "" : section.substring(next));
+        }
+        return section;
     }
 
     private static List<String> blocks(String language) throws IOException {

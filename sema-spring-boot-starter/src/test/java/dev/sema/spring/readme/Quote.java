@@ -1,0 +1,5 @@
+package dev.sema.spring.readme;
+
+/** A partner's quote. */
+public record Quote(String sku, long cents) {
+}

@@ -33,10 +33,29 @@ final class BlockingCalls {
                 .forEach(builder::with);
         builder.blockingMethodCallback(method -> {
             if (COUNT.incrementAndGet() <= KEPT) {
-                FIRST.add(method + " on " + Thread.currentThread().getName());
+                FIRST.add(method + " on " + Thread.currentThread().getName() + where());
             }
         }).install();
         installed = true;
+    }
+
+    /** The frames that led to the blocking call, below BlockHound's and the JDK's own: where to look. */
+    private static String where() {
+        StringBuilder frames = new StringBuilder();
+        int kept = 0;
+        for (StackTraceElement frame : new Throwable().getStackTrace()) {
+            String c = frame.getClassName();
+            if (c.startsWith("reactor.blockhound.") || c.startsWith("java.") || c.startsWith("jdk.")
+                    || c.startsWith(BlockingCalls.class.getName())) {
+                continue;
+            }
+            frames.append(kept == 0 ? ", at " : " < ").append(c.substring(c.lastIndexOf('.') + 1)).append('.')
+                    .append(frame.getMethodName());
+            if (++kept == 6) {
+                break;
+            }
+        }
+        return frames.toString();
     }
 
     static boolean installed() {

@@ -1,6 +1,7 @@
 package dev.sema.reactive.example;
 
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Mono;
 
@@ -23,11 +24,21 @@ final class InFlight {
         now.decrementAndGet();
     }
 
-    /** {@code work}, counted from its subscription to its end, whatever ends it. */
+    /**
+     * {@code work}, counted from its subscription to its end, whatever ends it. The count drops before the end
+     * reaches the subscriber (not in {@code doFinally}, which runs after): the permit is given back only once it has
+     * reached the one holding it, so the next request never overlaps this one in the count.
+     */
     <T> Mono<T> around(Mono<T> work) {
         return Mono.defer(() -> {
             enter();
-            return work.doFinally(signal -> exit());
+            AtomicBoolean ended = new AtomicBoolean();
+            Runnable end = () -> {
+                if (ended.compareAndSet(false, true)) {
+                    exit();
+                }
+            };
+            return work.doOnTerminate(end).doOnCancel(end);
         });
     }
 

@@ -32,6 +32,8 @@ import java.util.zip.ZipFile;
  * and the public and protected types nested in them, and those types' public members, plus protected ones where a
  * user can subclass (a class that is neither final nor an enum). Public and protected members that a type inherits
  * from a supertype users cannot see (package-private, or in a package not exported) are listed under the type.
+ * Synthetic members are left out, but for kotlinc's default-argument stubs ({@code f$default}), which Kotlin callers
+ * link to: they are listed as {@code synthetic}.
  *
  * <p>The class files are read here byte by byte (module-info too) rather than through reflection or the JDK's
  * class-file API, so the record depends on nothing but the class files: the same on every JDK, with no class loaded
@@ -289,7 +291,8 @@ public class PublicApi {
             for (Owned o : all) {
                 Member m = o.member;
                 boolean visible = (m.flags & PUBLIC) != 0 || ((m.flags & PROTECTED) != 0 && extensible);
-                if (!visible || (m.flags & (SYNTHETIC | BRIDGE)) != 0 || m.name.equals("<clinit>")) {
+                if (!visible || ((m.flags & (SYNTHETIC | BRIDGE)) != 0 && !kotlinDefaults(m))
+                        || m.name.equals("<clinit>")) {
                     continue;
                 }
                 if (!o.method && (m.flags & ENUM) != 0) {
@@ -435,7 +438,19 @@ public class PublicApi {
             if (m.deprecated) {
                 b.append("@Deprecated ");
             }
-            return b.append((m.flags & PUBLIC) != 0 ? "public " : "protected ");
+            b.append((m.flags & PUBLIC) != 0 ? "public " : "protected ");
+            return kotlinDefaults(m) ? b.append("synthetic ") : b;
+        }
+
+        /**
+         * Whether {@code m} is kotlinc's synthetic stub for a function's or constructor's default arguments
+         * ({@code f$default(..., int mask, Object)}, {@code <init>(..., int mask, DefaultConstructorMarker)}): Kotlin
+         * code that leaves an argument out is compiled to a call of it, so it is API although Java cannot see it.
+         */
+        static boolean kotlinDefaults(Member m) {
+            return (m.flags & SYNTHETIC) != 0 && (m.flags & BRIDGE) == 0
+                    && (m.name.endsWith("$default") && (m.flags & STATIC) != 0
+                        || m.name.equals("<init>") && m.descriptor.endsWith("Lkotlin/jvm/internal/DefaultConstructorMarker;)V"));
         }
 
         String simpleName(ClassFile c) {

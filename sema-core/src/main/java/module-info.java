@@ -13,5 +13,5 @@ module dev.sema {
     // own modules only, not an API (dev.sema.spring is the starter's automatic module name); the engine's lock
     // sections for the BlockHound integrations of the non-blocking modules.
     exports dev.sema.internal to dev.sema.redis, dev.sema.micrometer, dev.sema.spring, dev.sema.reactor,
-            dev.sema.kotlin;
+            dev.sema.kotlin, dev.sema.grpc;
 }

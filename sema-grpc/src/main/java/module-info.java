@@ -5,6 +5,11 @@
 module dev.sema.grpc {
     requires transitive dev.sema;
     requires transitive io.grpc;
+    requires static reactor.blockhound; // only SemaBlockHoundIntegration, loaded by BlockHound itself
 
     exports dev.sema.grpc;
+
+    // in a package of its own, not exported: only BlockHound (ServiceLoader) instantiates it
+    provides reactor.blockhound.integration.BlockHoundIntegration
+            with dev.sema.grpc.blockhound.SemaBlockHoundIntegration;
 }

@@ -13,10 +13,18 @@ import java.util.List;
  * request, withdrawing it, giving permits back past the lock-free path, forgetting them. {@link #CHECKED} are what
  * those methods run once unlocked (completing granted requests, which resumes the callers' code, and the
  * listeners): checked again, so that a real blocking call there is still reported.
+ *
+ * <p>A timed asynchronous acquire also puts its timeout on the semaphore's timer, a
+ * {@code ScheduledThreadPoolExecutor}, and takes it off again once the request ends: both take that timer queue's
+ * own lock for a heap update, and may park there when the timer thread holds it. {@link Timeouts#failAfter} and
+ * {@link Timeouts#unschedule} run nothing but that, and are allowed too.
  */
 public final class LockSections {
     /** The engine's class. */
     public static final String ENGINE = "dev.sema.LocalSemaphore";
+
+    /** The async timeouts' class, whose timer queue has a lock of its own. */
+    public static final String TIMEOUTS = "dev.sema.internal.Timeouts";
 
     /** {class, method} pairs that may wait for the engine's lock. */
     public static final List<String[]> ALLOWED = List.of(
@@ -25,7 +33,9 @@ public final class LockSections {
             new String[] {ENGINE, "withdraw"}, // a cancelled or timed-out request
             new String[] {ENGINE, "releaseSlow"}, // Permit.close while requests are queued
             new String[] {ENGINE, "giveBack"}, // the same, with listeners
-            new String[] {ENGINE, "forget"}); // Permit.forget
+            new String[] {ENGINE, "forget"}, // Permit.forget
+            new String[] {TIMEOUTS, "failAfter"}, // a timed acquireAsync's timeout onto the timer's queue
+            new String[] {TIMEOUTS, "unschedule"}); // and off it, when the request ends first
 
     /** {class, method} pairs inside those that run others' code once unlocked, and are checked again. */
     public static final List<String[]> CHECKED = List.of(

@@ -15,6 +15,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The tests' service, defined by hand (no protoc): a unary method and a bidirectional streaming one, with String
@@ -61,9 +62,14 @@ final class EchoService {
     final AtomicInteger maxActive = new AtomicInteger();
     /** The response observers of "hold" calls, in the order they started. */
     final BlockingQueue<StreamObserver<String>> held = new LinkedBlockingQueue<>();
-    private final ScheduledExecutorService timer;
+    /** Where "sleep:n" waits: a timer, or, for handlers on an event loop, that loop itself. */
+    private final Supplier<? extends ScheduledExecutorService> timer;
 
     EchoService(ScheduledExecutorService timer) {
+        this(() -> timer);
+    }
+
+    EchoService(Supplier<? extends ScheduledExecutorService> timer) {
         this.timer = timer;
     }
 
@@ -95,7 +101,7 @@ final class EchoService {
             active.decrementAndGet();
             throw new IllegalStateException("thrown on purpose");
         } else if (request.startsWith("sleep:")) {
-            timer.schedule(() -> {
+            timer.get().schedule(() -> {
                 active.decrementAndGet();
                 response.onNext("slept");
                 response.onCompleted();

@@ -18,6 +18,7 @@ import reactor.blockhound.integration.BlockHoundIntegration
  */
 public class SemaBlockHoundIntegration : BlockHoundIntegration {
 
+    /** Allows the semaphore's lock sections on [builder] and keeps checking what they run once unlocked. */
     override fun applyTo(builder: BlockHound.Builder) {
         // The sections are sema-core's to name (dev.sema.internal.LockSections), as for sema-reactor's integration.
         for (section in LockSections.ALLOWED) {

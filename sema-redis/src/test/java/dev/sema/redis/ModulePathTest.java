@@ -52,7 +52,7 @@ class ModulePathTest {
         ModuleDescriptor.Exports internal = core.getDescriptor().exports().stream()
                 .filter(e -> e.source().equals("dev.sema.internal")).findFirst().orElseThrow();
         assertThat(internal.targets()).containsExactlyInAnyOrder("dev.sema.redis", "dev.sema.micrometer",
-                "dev.sema.spring", "dev.sema.reactor", "dev.sema.kotlin");
+                "dev.sema.spring", "dev.sema.reactor", "dev.sema.kotlin", "dev.sema.grpc");
         assertThat(core.getDescriptor().exports()).extracting(ModuleDescriptor.Exports::source)
                 .containsExactlyInAnyOrder("dev.sema", "dev.sema.internal");
     }

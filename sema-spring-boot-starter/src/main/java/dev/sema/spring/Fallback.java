@@ -117,10 +117,26 @@ record Fallback(Method method, boolean takesRefusal, boolean returnsDeferred) {
         }
         ResolvableType givenValue = returnsStage
                 ? ResolvableType.forMethodReturnType(fallback, targetClass).as(CompletionStage.class).getGeneric(0)
-                : given.isPrimitive() ? ResolvableType.forClass(ClassUtils.resolvePrimitiveIfNecessary(given))
+                : returnedValue(fallback, targetClass);
+        return valueMisfit(value, givenValue, fallback, "the stage of " + describe(annotated) + " completes with");
+    }
+
+    /** What {@code fallback} returns, as a value (a primitive boxed), resolved in {@code targetClass}. */
+    static ResolvableType returnedValue(Method fallback, Class<?> targetClass) {
+        Class<?> given = fallback.getReturnType();
+        return given.isPrimitive() ? ResolvableType.forClass(ClassUtils.resolvePrimitiveIfNecessary(given))
                 : ResolvableType.forMethodReturnType(fallback, targetClass);
-        return value.isAssignableFrom(givenValue) ? null : "returns " + fallback.getGenericReturnType().getTypeName()
-                + ", whose value is not a " + value + " (what the stage of " + describe(annotated) + " completes with)";
+    }
+
+    /**
+     * Why {@code fallback}, which gives values of {@code given}, does not fit where values of {@code wanted} are due,
+     * or {@code null} when it does.
+     *
+     * @param what what the values are, for the message ("the stage of Quotes.quote(String) completes with")
+     */
+    static String valueMisfit(ResolvableType wanted, ResolvableType given, Method fallback, String what) {
+        return wanted.isAssignableFrom(given) ? null : "returns " + fallback.getGenericReturnType().getTypeName()
+                + ", whose value is not a " + wanted + " (what " + what + ")";
     }
 
     /**

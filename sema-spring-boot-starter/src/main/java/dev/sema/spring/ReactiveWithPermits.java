@@ -3,6 +3,7 @@ package dev.sema.spring;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
 import java.lang.reflect.Method;
+import java.util.concurrent.CompletionStage;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.core.ResolvableType;
@@ -112,20 +113,16 @@ final class ReactiveWithPermits implements WithPermitsInterceptor.Style {
             return mono && value.resolve(Object.class) == Void.class ? null : "returns void, where the fallback of a "
                     + kind + "<" + value + "> method returns " + wanted;
         }
-        ResolvableType givenType = ResolvableType.forMethodReturnType(fallback, targetClass);
         ResolvableType givenValue;
         if (given == Mono.class || (!mono && given == Flux.class)) {
-            givenValue = givenType.getGeneric(0);
-        } else if (Publisher.class.isAssignableFrom(given) || java.util.concurrent.CompletionStage.class
-                .isAssignableFrom(given) || !mono) {
+            givenValue = ResolvableType.forMethodReturnType(fallback, targetClass).getGeneric(0);
+        } else if (!mono || Publisher.class.isAssignableFrom(given) || CompletionStage.class.isAssignableFrom(given)) {
             return "returns " + fallback.getGenericReturnType().getTypeName() + ", where the fallback of a " + kind + "<"
                     + value + "> method returns " + wanted;
         } else {
-            givenValue = given.isPrimitive() ? ResolvableType.forClass(ClassUtils.resolvePrimitiveIfNecessary(given))
-                    : givenType;
+            givenValue = Fallback.returnedValue(fallback, targetClass);
         }
-        return value.isAssignableFrom(givenValue) ? null : "returns " + fallback.getGenericReturnType().getTypeName()
-                + ", whose value is not a " + value + " (what the " + kind + " of " + Fallback.describe(annotated)
-                + " emits)";
+        return Fallback.valueMisfit(value, givenValue, fallback, "the " + kind + " of " + Fallback.describe(annotated)
+                + " emits");
     }
 }

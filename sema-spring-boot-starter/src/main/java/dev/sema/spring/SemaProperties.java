@@ -170,8 +170,9 @@ public record SemaProperties(@DefaultValue Redis redis, Map<String, SemaphorePro
     }
 
     /**
-     * {@code sema.web.*}: inbound requests through one semaphore (a servlet filter; one permit per request,
-     * held until the response is complete, asynchronous requests included).
+     * {@code sema.web.*}: inbound requests through one semaphore (a servlet filter, or in a WebFlux application a
+     * {@code WebFilter}; one permit per request, held until the response is complete, asynchronous requests
+     * included).
      *
      * @param semaphore Name of the semaphore (under sema.semaphores) that inbound requests take a permit of.
      *        Without it there is no filter.

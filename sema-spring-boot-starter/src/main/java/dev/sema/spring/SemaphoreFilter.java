@@ -60,7 +60,9 @@ final class SemaphoreFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        WebLimit.Admission admission = limit.admit(PATHS.getPathWithinApplication(request), new Keys(request));
+        // The path is decoded again only for a partition rule (shouldNotFilter does not keep its own).
+        WebLimit.Admission admission = limit.admit(limit.partitioned() ? PATHS.getPathWithinApplication(request) : null,
+                new Keys(request));
         if (admission.badRequest() != null) {
             sendBadRequest(request, response, admission.badRequest());
             return;

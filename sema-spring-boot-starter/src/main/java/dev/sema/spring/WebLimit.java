@@ -303,7 +303,7 @@ final class WebLimit {
      * the family refuses ({@link #badKey}: on Redis, an empty key or one with a brace; limiting it under some other
      * key would share that key's limit).
      *
-     * @param path the request's path within the application
+     * @param path the request's path within the application (read only when {@link #partitioned()})
      * @param request its headers, principal and address
      */
     Admission admit(String path, RequestKeys request) {

@@ -6,6 +6,7 @@ import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
 import dev.sema.Semaphore;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -203,6 +204,11 @@ class ReactiveWithPermitsTest {
             running.dispose();
             assertThat(one.availablePermits()).isEqualTo(1);
             assertThat(service.subscriptions()).hasValue(1);
+            Disposable holding = service.held().subscribe();
+            assertThat(one.availablePermits()).isZero();
+            holding.dispose();
+            assertThat(one.availablePermits()).isEqualTo(1);
+            assertThat(service.subscriptions()).hasValue(2);
 
             Permit all = one.tryAcquire(1).orElseThrow();
             Disposable waiting = service.held().subscribe();
@@ -211,7 +217,7 @@ class ReactiveWithPermitsTest {
             assertThat(one.queueLength()).isZero();
             all.close();
             assertThat(one.availablePermits()).isEqualTo(1);
-            assertThat(service.subscriptions()).as("a withdrawn request never subscribes the method's Mono").hasValue(1);
+            assertThat(service.subscriptions()).as("a withdrawn request never subscribes the method's Mono").hasValue(2);
         });
     }
 
@@ -312,6 +318,64 @@ class ReactiveWithPermitsTest {
             }
             StepVerifier.create(service.batch()).expectNext("exported").expectComplete().verify(STEP);
         });
+    }
+
+    /** A call whose failure is a drop for the adaptive limit. */
+    static class Dropping {
+        @WithPermits(value = "adaptive", droppedOn = IllegalStateException.class)
+        public Mono<String> call(boolean overloaded) {
+            return overloaded ? Mono.error(new IllegalStateException("the partner answered 503")) : Mono.just("ok");
+        }
+    }
+
+    @Test
+    void droppedOnErrorSignalsTellTheAdaptiveLimit() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SemaAutoConfiguration.class))
+                .withPropertyValues("sema.semaphores.adaptive.permits=10",
+                        "sema.semaphores.adaptive.adaptive.algorithm=aimd", "sema.semaphores.adaptive.adaptive.min-limit=1")
+                .withBean(Dropping.class).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Dropping dropping = context.getBean(Dropping.class);
+                    Semaphore adaptive = context.getBean(SemaphoreRegistry.class).get("adaptive");
+                    long before = adaptive.permits();
+                    StepVerifier.create(dropping.call(false)).expectNext("ok").expectComplete().verify(STEP);
+                    assertThat(adaptive.permits()).isEqualTo(before);
+                    StepVerifier.create(dropping.call(true)).expectError(IllegalStateException.class).verify(STEP);
+                    assertThat(adaptive.permits()).isLessThan(before);
+                    assertThat(adaptive.availablePermits()).isEqualTo(adaptive.permits());
+                });
+    }
+
+    /** Calls of a Redis semaphore whose Redis cannot be reached. */
+    static class OnRedis {
+        @WithPermits(value = "shared", timeout = "0")
+        public Mono<String> tryCall() {
+            return Mono.just("ok");
+        }
+
+        @WithPermits("shared")
+        public Flux<String> call() {
+            return Flux.just("ok");
+        }
+    }
+
+    @Test
+    void aRedisThatCannotBeReachedIsARefusalCausedByTheRedisFailure() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SemaRedisAutoConfiguration.class, SemaAutoConfiguration.class))
+                .withPropertyValues("sema.redis.uri=redis://127.0.0.1:1?timeout=1s", "sema.semaphores.shared.permits=2",
+                        "sema.semaphores.shared.redis=true")
+                .withBean(OnRedis.class).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    OnRedis onRedis = context.getBean(OnRedis.class);
+                    for (Publisher<String> call : List.of(onRedis.tryCall(), onRedis.call())) {
+                        StepVerifier.create(call).expectErrorSatisfies(e -> {
+                            assertThat(e).isInstanceOf(PermitUnavailableException.class);
+                            assertThat(((PermitUnavailableException) e).semaphore()).isEqualTo("shared");
+                            assertThat(e.getCause()).isInstanceOf(dev.sema.redis.RedisSemaphoreException.class);
+                        }).verify(STEP);
+                    }
+                });
     }
 
     /** A Mono method whose fallback returns a Flux. */

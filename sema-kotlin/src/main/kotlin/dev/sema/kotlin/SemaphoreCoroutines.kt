@@ -4,6 +4,7 @@ package dev.sema.kotlin
 
 import dev.sema.Permit
 import dev.sema.Semaphore
+import dev.sema.internal.FastPath
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.CompletionException
 import kotlin.coroutines.cancellation.CancellationException
@@ -17,9 +18,14 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 /*
  * Implementation overview
  *
- * Every acquire here is sema-core's acquireAsync: a CompletableFuture<Permit> that waits without a thread,
- * whose request is withdrawn when the future is completed by anyone else (cancel), and where sema-core gives
- * back a grant that loses that race. awaitPermit turns the future into a suspension.
+ * An acquire first tries the semaphore's lock-free fast path alone (sema-core's internal FastPath, which a
+ * local semaphore implements): permits free and nobody queued, it returns the Permit with no future, no
+ * suspension and nothing allocated that escapes, and it is reported as a grant; otherwise it did nothing and
+ * reported nothing (unlike tryAcquire, whose refusal the listeners would count). Every other acquire is
+ * sema-core's acquireAsync: a CompletableFuture<Permit> that waits without a thread, whose request is
+ * withdrawn when the future is completed by anyone else (cancel), and where sema-core gives back a grant that
+ * loses that race. awaitPermit turns the future into a suspension. A closed semaphore is refused by the
+ * acquireAsync (the fast path never applies to it), so it fails as before.
  *
  * Invariants:
  *   K1: every Permit the future delivers reaches exactly one owner: the caller (returned), or nobody, and then
@@ -55,6 +61,10 @@ import kotlinx.coroutines.suspendCancellableCoroutine
  */
 public suspend fun Semaphore.acquirePermit(permits: Long = 1): Permit {
     currentCoroutineContext().ensureActive()
+    // The uncontended path: no future and no suspension (see the implementation overview).
+    if (this is FastPath) {
+        tryFastPath(permits)?.let { return it }
+    }
     return acquireAsync(permits).awaitPermit()
 }
 

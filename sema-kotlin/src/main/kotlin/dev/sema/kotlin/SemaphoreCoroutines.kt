@@ -7,10 +7,13 @@ import dev.sema.Semaphore
 import dev.sema.internal.FastPath
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.CompletionException
+import java.util.function.BiConsumer
+import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.cancellation.CancellationException
 import kotlin.coroutines.resumeWithException
 import kotlin.time.Duration
 import kotlin.time.toJavaDuration
+import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.ensureActive
 import kotlinx.coroutines.suspendCancellableCoroutine
@@ -139,16 +142,40 @@ private suspend fun CompletableFuture<Permit>.awaitPermit(): Permit {
         }
     }
     return suspendCancellableCoroutine { continuation ->
+        val resumer = PermitResumer(this, continuation)
         // keeps K1: withdraws the request; sema-core gives back a grant that loses this race.
-        continuation.invokeOnCancellation { cancel(false) }
-        whenComplete { permit, error ->
-            if (error == null) {
-                // keeps K1: the handler runs exactly when the Permit is not delivered to the caller.
-                continuation.resume(permit) { _, undelivered, _ -> undelivered.close() }
-            } else {
-                // After our own cancel(false) the continuation is already cancelled and this does nothing.
-                continuation.resumeWithException(if (error is CompletionException) error.cause ?: error else error)
-            }
+        continuation.invokeOnCancellation(resumer)
+        whenComplete(resumer)
+    }
+}
+
+/**
+ * Both callbacks of one suspended acquire in one object (one allocation, not two lambdas): the future's completion
+ * resumes the continuation, and the continuation's cancellation cancels the future.
+ */
+private class PermitResumer(
+    private val future: CompletableFuture<Permit>,
+    private val continuation: CancellableContinuation<Permit>,
+) : BiConsumer<Permit?, Throwable?>, (Throwable?) -> Unit {
+
+    /** The future's completion. */
+    override fun accept(permit: Permit?, error: Throwable?) {
+        if (error == null) {
+            // keeps K1: the handler runs exactly when the Permit is not delivered to the caller.
+            continuation.resume(permit!!, CLOSE_UNDELIVERED)
+        } else {
+            // After our own cancel(false) the continuation is already cancelled and this does nothing.
+            continuation.resumeWithException(if (error is CompletionException) error.cause ?: error else error)
         }
+    }
+
+    /** The continuation's cancellation: keeps K1, sema-core withdraws the request or gives back a racing grant. */
+    override fun invoke(cause: Throwable?) {
+        future.cancel(false)
+    }
+
+    private companion object {
+        /** Closes a Permit that was granted but not delivered (the continuation was cancelled first). */
+        val CLOSE_UNDELIVERED: (Throwable, Permit, CoroutineContext) -> Unit = { _, undelivered, _ -> undelivered.close() }
     }
 }

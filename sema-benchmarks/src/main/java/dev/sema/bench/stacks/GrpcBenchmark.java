@@ -7,11 +7,15 @@ import dev.sema.Semaphore;
 import dev.sema.grpc.SemaServerInterceptor;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ClientCalls;
@@ -46,9 +50,13 @@ import org.openjdk.jmh.annotations.Threads;
  *       {@code GrpcServerLimiterBuilder} limiter with a {@code FixedLimit} of 64 (its acquire when the call
  *       starts, its listener's {@code onSuccess} when it closes).
  * </ul>
- * The limit is never reached (one call at a time), so every call is served: the score is the cost per call,
- * and the interceptor's share is its difference from {@code none}. The target: {@code sema} no slower than
- * {@code netflix}. Each iteration checks that every call was served and every permit came back.
+ * The limit is never reached (one call at a time), so every call is served: {@code unaryCall}'s score is the
+ * cost per call, and the interceptor's share is its difference from {@code none}. That share is a small part of a
+ * call, so {@code interceptorAlone} also measures it without the transport: the server side of one unary call as
+ * the transport drives it ({@code interceptCall}, then the listener's {@code onMessage}, {@code onHalfClose}, on
+ * which the service sends its reply and closes the call, and {@code onComplete}), on a stub call, through the
+ * same interceptor. The target: {@code sema} no slower than {@code netflix}. Each iteration checks that every
+ * permit came back.
  *
  * <p>Run: {@code bin/benchmarks stacks} (section 16), or
  * {@code java -jar sema-benchmarks/target/benchmarks.jar GrpcBenchmark -prof gc}.
@@ -72,6 +80,10 @@ public class GrpcBenchmark {
     public String interceptor;
 
     private Semaphore semaphore;
+    private ServerInterceptor limiter;
+    private final StubCall stubCall = new StubCall();
+    private final ServerCallHandler<byte[], byte[]> echoHandler = (call, headers) -> new EchoListener(call);
+    private final Metadata headers = new Metadata();
     private Server server;
     private ManagedChannel channel;
     private final byte[] request = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -91,7 +103,7 @@ public class GrpcBenchmark {
                     out.onCompleted();
                 }))
                 .build();
-        ServerInterceptor limiter = switch (interceptor) {
+        limiter = switch (interceptor) {
             case "none" -> null;
             case "sema" -> SemaServerInterceptor.builder(semaphore).build();
             case "netflix" -> ConcurrencyLimitServerInterceptor.newBuilder(
@@ -140,6 +152,85 @@ public class GrpcBenchmark {
         }
         calls++;
         return reply;
+    }
+
+    /**
+     * The server side of one unary call without the transport: the interceptor, then what the transport calls on
+     * the listener it returned, with the reply sent and the call closed on half-close as a unary service does.
+     *
+     * @return the listener's call's last message, so that nothing is left unused
+     */
+    @Benchmark
+    public Object interceptorAlone() {
+        ServerCall.Listener<byte[]> listener = limiter == null
+                ? echoHandler.startCall(stubCall, headers)
+                : limiter.interceptCall(stubCall, headers, echoHandler);
+        listener.onMessage(request);
+        listener.onHalfClose();
+        listener.onComplete();
+        if (stubCall.closed != Status.Code.OK) {
+            throw new IllegalStateException("call closed with " + stubCall.closed);
+        }
+        calls++;
+        return stubCall.last;
+    }
+
+    /** A unary service's listener: replies with the request and closes the call on half-close. */
+    static final class EchoListener extends ServerCall.Listener<byte[]> {
+        private final ServerCall<byte[], byte[]> call;
+        private byte[] message;
+
+        EchoListener(ServerCall<byte[], byte[]> call) {
+            this.call = call;
+            call.request(1);
+        }
+
+        @Override
+        public void onMessage(byte[] m) {
+            message = m;
+        }
+
+        @Override
+        public void onHalfClose() {
+            call.sendHeaders(new Metadata());
+            call.sendMessage(message);
+            call.close(Status.OK, new Metadata());
+        }
+    }
+
+    /** A server call that keeps what it was sent, in place of the transport's. */
+    static final class StubCall extends ServerCall<byte[], byte[]> {
+        Object last;
+        Status.Code closed;
+
+        @Override
+        public void request(int numMessages) {
+        }
+
+        @Override
+        public void sendHeaders(Metadata headers) {
+            closed = null;
+        }
+
+        @Override
+        public void sendMessage(byte[] message) {
+            last = message;
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            closed = status.getCode();
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return false;
+        }
+
+        @Override
+        public MethodDescriptor<byte[], byte[]> getMethodDescriptor() {
+            return ECHO;
+        }
     }
 
     /** byte[] as it is. */

@@ -2,6 +2,7 @@ package dev.sema;
 
 import dev.sema.internal.AbstractSemaphore;
 import dev.sema.internal.Checks;
+import dev.sema.internal.FastPath;
 import dev.sema.internal.Failures;
 import dev.sema.internal.Listeners;
 import dev.sema.internal.Outcome;
@@ -27,7 +28,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The in-process {@link Semaphore}: one CAS on one state word when uncontended, a FIFO queue under a
  * lock otherwise. The contract is on {@link Semaphore}; this class adds no public API.
  */
-final class LocalSemaphore extends AbstractSemaphore implements StateSource, Partitioned {
+final class LocalSemaphore extends AbstractSemaphore implements StateSource, Partitioned, FastPath {
 
     /*
      * Implementation overview
@@ -403,6 +404,16 @@ final class LocalSemaphore extends AbstractSemaphore implements StateSource, Par
             return grantedAsync(permits);
         }
         return acquireAsyncSlow(permits, Timeouts.toNanos(timeout), timeout);
+    }
+
+    /**
+     * The fast path of every acquire, alone, for the non-blocking modules (sema-kotlin): granted and
+     * reported as {@code acquireAsync} grants it at once (I7), or nothing done and nothing reported.
+     */
+    @Override
+    public Permit tryFastPath(long permits) {
+        checkRequest(permits);
+        return tryFast(permits) ? granted(permits) : null;
     }
 
     /** The uncontended path: permits free and nothing in the way, taken with one CAS. */

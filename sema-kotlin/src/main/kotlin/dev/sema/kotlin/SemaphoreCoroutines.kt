@@ -4,12 +4,16 @@ package dev.sema.kotlin
 
 import dev.sema.Permit
 import dev.sema.Semaphore
+import dev.sema.internal.FastPath
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.CompletionException
+import java.util.function.BiConsumer
+import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.cancellation.CancellationException
 import kotlin.coroutines.resumeWithException
 import kotlin.time.Duration
 import kotlin.time.toJavaDuration
+import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.ensureActive
 import kotlinx.coroutines.suspendCancellableCoroutine
@@ -17,9 +21,14 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 /*
  * Implementation overview
  *
- * Every acquire here is sema-core's acquireAsync: a CompletableFuture<Permit> that waits without a thread,
- * whose request is withdrawn when the future is completed by anyone else (cancel), and where sema-core gives
- * back a grant that loses that race. awaitPermit turns the future into a suspension.
+ * An acquire first tries the semaphore's lock-free fast path alone (sema-core's internal FastPath, which a
+ * local semaphore implements): permits free and nobody queued, it returns the Permit with no future, no
+ * suspension and nothing allocated that escapes, and it is reported as a grant; otherwise it did nothing and
+ * reported nothing (unlike tryAcquire, whose refusal the listeners would count). Every other acquire is
+ * sema-core's acquireAsync: a CompletableFuture<Permit> that waits without a thread, whose request is
+ * withdrawn when the future is completed by anyone else (cancel), and where sema-core gives back a grant that
+ * loses that race. awaitPermit turns the future into a suspension. A closed semaphore is refused by the
+ * acquireAsync (the fast path never applies to it), so it fails as before.
  *
  * Invariants:
  *   K1: every Permit the future delivers reaches exactly one owner: the caller (returned), or nobody, and then
@@ -55,6 +64,10 @@ import kotlinx.coroutines.suspendCancellableCoroutine
  */
 public suspend fun Semaphore.acquirePermit(permits: Long = 1): Permit {
     currentCoroutineContext().ensureActive()
+    // The uncontended path: no future and no suspension (see the implementation overview).
+    if (this is FastPath) {
+        tryFastPath(permits)?.let { return it }
+    }
     return acquireAsync(permits).awaitPermit()
 }
 
@@ -129,16 +142,40 @@ private suspend fun CompletableFuture<Permit>.awaitPermit(): Permit {
         }
     }
     return suspendCancellableCoroutine { continuation ->
+        val resumer = PermitResumer(this, continuation)
         // keeps K1: withdraws the request; sema-core gives back a grant that loses this race.
-        continuation.invokeOnCancellation { cancel(false) }
-        whenComplete { permit, error ->
-            if (error == null) {
-                // keeps K1: the handler runs exactly when the Permit is not delivered to the caller.
-                continuation.resume(permit) { _, undelivered, _ -> undelivered.close() }
-            } else {
-                // After our own cancel(false) the continuation is already cancelled and this does nothing.
-                continuation.resumeWithException(if (error is CompletionException) error.cause ?: error else error)
-            }
+        continuation.invokeOnCancellation(resumer)
+        whenComplete(resumer)
+    }
+}
+
+/**
+ * Both callbacks of one suspended acquire in one object (one allocation, not two lambdas): the future's completion
+ * resumes the continuation, and the continuation's cancellation cancels the future.
+ */
+private class PermitResumer(
+    private val future: CompletableFuture<Permit>,
+    private val continuation: CancellableContinuation<Permit>,
+) : BiConsumer<Permit?, Throwable?>, (Throwable?) -> Unit {
+
+    /** The future's completion. */
+    override fun accept(permit: Permit?, error: Throwable?) {
+        if (error == null) {
+            // keeps K1: the handler runs exactly when the Permit is not delivered to the caller.
+            continuation.resume(permit!!, CLOSE_UNDELIVERED)
+        } else {
+            // After our own cancel(false) the continuation is already cancelled and this does nothing.
+            continuation.resumeWithException(if (error is CompletionException) error.cause ?: error else error)
         }
+    }
+
+    /** The continuation's cancellation: keeps K1, sema-core withdraws the request or gives back a racing grant. */
+    override fun invoke(cause: Throwable?) {
+        future.cancel(false)
+    }
+
+    private companion object {
+        /** Closes a Permit that was granted but not delivered (the continuation was cancelled first). */
+        val CLOSE_UNDELIVERED: (Throwable, Permit, CoroutineContext) -> Unit = { _, undelivered, _ -> undelivered.close() }
     }
 }

@@ -2,6 +2,7 @@ package dev.sema.reactor;
 
 import dev.sema.Permit;
 import dev.sema.Semaphore;
+import dev.sema.internal.FastPath;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
@@ -99,12 +100,22 @@ final class PermitSubscriber<T> extends Operators.DeferredSubscription implement
             passTurn();
             return;
         }
-        CompletableFuture<Permit> f;
+        Permit now;
+        CompletableFuture<Permit> f = null;
         try {
-            f = semaphore.acquireAsync(permits);
+            // The uncontended path first: permits free and nobody queued, granted with no future and no callback
+            // (sema-core's FastPath; when it does not apply it did nothing and reported nothing).
+            now = semaphore instanceof FastPath fast ? fast.tryFastPath(permits) : null;
+            if (now == null) {
+                f = semaphore.acquireAsync(permits);
+            }
         } catch (Throwable t) { // a semaphore in another process that cannot be reached, for one
             passTurn();
             terminate(t);
+            return;
+        }
+        if (now != null) {
+            granted(now, null); // keeps P1-P3 as a grant through the future does
             return;
         }
         future = f;

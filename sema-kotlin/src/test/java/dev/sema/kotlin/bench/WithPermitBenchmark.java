@@ -19,13 +19,16 @@ import org.openjdk.jmh.annotations.Warmup;
  * 1,000 calls in a row) and contended (10,000 coroutines on 64 permits on {@code Dispatchers.Default}, each holding
  * its permit across a {@code yield}). Scores are per {@code withPermit} call. Numbers are reported, never asserted.
  *
- * <p>Run it from the repository's root (the test classes hold the generated harness):
+ * <p>Run: {@code bin/benchmarks stacks} (section 16 of docs/BENCHMARKS.md, with the Reactor and gRPC comparisons), or
+ * by hand from the repository's root, after {@code mvn -pl sema-kotlin -am package -DskipTests} (the test classes
+ * hold the generated harness; the package phase writes the test class path to target/test-classpath.txt):
  * <pre>
- * mvn -pl sema-kotlin -am test-compile -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false
- * mvn -q -pl sema-kotlin dependency:build-classpath -Dmdep.outputFile=target/cp.txt -Dmdep.includeScope=test
- * java -cp sema-kotlin/target/test-classes:sema-kotlin/target/classes:$(cat sema-kotlin/target/cp.txt) \
- *     org.openjdk.jmh.Main WithPermitBenchmark
+ * java -cp sema-kotlin/target/test-classes:sema-kotlin/target/classes:$(cat sema-kotlin/target/test-classpath.txt) \
+ *     org.openjdk.jmh.Main WithPermitBenchmark -prof gc
  * </pre>
+ * It lives here, not in sema-benchmarks, beside the Kotlin code it calls ({@code BenchmarkRuns}): this module
+ * already compiles Kotlin and then Java with JMH's generator, and sema-benchmarks has no Kotlin compiler.
+ * WithPermitBenchmarkSmokeTest runs each benchmark once in the build.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

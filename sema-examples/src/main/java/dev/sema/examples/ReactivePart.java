@@ -2,21 +2,16 @@ package dev.sema.examples;
 
 import static dev.sema.examples.Text.format;
 
+import dev.sema.reactive.example.Quotes;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,24 +55,6 @@ final class ReactivePart implements Part {
     static final String REPORTS = "/reports/";
     private static final String MAIN_CLASS = "dev.sema.reactive.example.ReactiveExampleApplication";
     private static final String PUSHBACK = "grpc-retry-pushback-ms";
-    private static final MethodDescriptor.Marshaller<String> UTF8 = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(String value) {
-            return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
-        }
-
-        @Override
-        public String parse(InputStream stream) {
-            try {
-                return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
-    private static final MethodDescriptor<String, String> GET = method("Get");
-    private static final MethodDescriptor<String, String> BLOCK = method("Block");
-
     /**
      * The knobs of a run.
      *
@@ -230,10 +207,9 @@ final class ReactivePart implements Part {
     public List<Check> run() throws Exception {
         start = System.nanoTime();
         Path module = SpringApp.module("sema-reactive-example");
-        Path logs = Files.createTempDirectory("sema-demo-reactive");
         List<String> jvm = List.of("-DBLOCKHOUND=report", "-XX:+AllowRedefinitionToAddDeleteMethods",
                 "-XX:+EnableDynamicAgentLoading");
-        try (SpringApp app = SpringApp.start(module, MAIN_CLASS, jvm, logs, settings.startTimeout())) {
+        try (SpringApp app = SpringApp.start(module, MAIN_CLASS, jvm, settings.startTimeout())) {
             Map<String, Object> example = example(app);
             int grpcPort = (int) Json.number(example, "grpcPort");
             event(format("the reactive example application (pid %d) answers HTTP on http://127.0.0.1:%d and gRPC on"
@@ -248,13 +224,6 @@ final class ReactivePart implements Part {
                 channel.shutdownNow();
                 channel.awaitTermination(10, TimeUnit.SECONDS);
             }
-        } finally {
-            try (var files = Files.list(logs)) {
-                for (Path f : files.toList()) {
-                    Files.deleteIfExists(f);
-                }
-            }
-            Files.deleteIfExists(logs);
         }
     }
 
@@ -272,7 +241,7 @@ final class ReactivePart implements Part {
 
         // BlockHound is watching: a sleep on each event loop, on purpose, is reported.
         HttpResponse<String> httpProbe = app.get("/probe/block");
-        String grpcProbe = ClientCalls.blockingUnaryCall(channel, BLOCK, CallOptions.DEFAULT
+        String grpcProbe = ClientCalls.blockingUnaryCall(channel, Quotes.BLOCK, CallOptions.DEFAULT
                 .withDeadlineAfter(10, TimeUnit.SECONDS), "probe");
         Blocking probed = Blocking.of(example(app));
         event(format("a 1 ms sleep on purpose on the HTTP event loop (%s) and on the gRPC event loop (%s): BlockHound"
@@ -323,12 +292,6 @@ final class ReactivePart implements Part {
             terminal.println(stamp + line);
             stamp = " ".repeat(stamp.length());
         }
-    }
-
-    private static MethodDescriptor<String, String> method(String name) {
-        return MethodDescriptor.<String, String>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName(MethodDescriptor.generateFullMethodName("example.Quotes", name))
-                .setRequestMarshaller(UTF8).setResponseMarshaller(UTF8).build();
     }
 
     /** The load: requests to the three endpoints in turn, each from its own virtual thread, spread over the ramp. */
@@ -389,7 +352,7 @@ final class ReactivePart implements Part {
         /** One gRPC call, made without a thread of its own: the observer counts how it ends. */
         private void call(ManagedChannel channel, String symbol, CountDownLatch calls) {
             sent.increment();
-            ClientCalls.asyncUnaryCall(channel.newCall(GET, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
+            ClientCalls.asyncUnaryCall(channel.newCall(Quotes.GET, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
                     symbol, new StreamObserver<>() {
                         @Override
                         public void onNext(String quote) {

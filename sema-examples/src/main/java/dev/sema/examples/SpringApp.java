@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
 final class SpringApp implements AutoCloseable {
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
     private final Process process;
+    /** Its log and port file, a temporary directory deleted on close. */
+    private final Path logs;
     private final Path log;
     private final int port;
     private final Thread hook;
@@ -34,9 +36,10 @@ final class SpringApp implements AutoCloseable {
     private final HttpClient probes = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(10)).build();
 
-    private SpringApp(Process process, Path log, int port, Thread hook) {
+    private SpringApp(Process process, Path logs, int port, Thread hook) {
         this.process = process;
-        this.log = log;
+        this.logs = logs;
+        this.log = logs.resolve("app.log");
         this.port = port;
         this.hook = hook;
     }
@@ -47,11 +50,12 @@ final class SpringApp implements AutoCloseable {
      * @param module the example module, with its {@code target/classpath.txt}
      * @param mainClass the application's main class
      * @param jvmOptions options for its JVM besides the class path, heap and port file
-     * @param logs where its log and port file go
+     * @param timeout how long it may take to start
      */
-    static SpringApp start(Path module, String mainClass, List<String> jvmOptions, Path logs, Duration timeout)
+    static SpringApp start(Path module, String mainClass, List<String> jvmOptions, Duration timeout)
             throws IOException, InterruptedException {
         long begin = System.nanoTime();
+        Path logs = Files.createTempDirectory("sema-demo-" + module.getFileName());
         String classPath = module.resolve("target/classes") + java.io.File.pathSeparator
                 + Files.readString(module.resolve("target/classpath.txt")).strip();
         Path portFile = logs.resolve("app.port");
@@ -99,7 +103,21 @@ final class SpringApp implements AutoCloseable {
             }
             process.destroyForcibly();
             Runtime.getRuntime().removeShutdownHook(hook);
+            process.waitFor(10, TimeUnit.SECONDS);
+            delete(logs); // its end is in the exception's message
             throw e;
+        }
+    }
+
+    /** Deletes the log directory, as far as it can: a file left behind in a temporary directory is no failure. */
+    private static void delete(Path logs) {
+        try (var files = Files.list(logs)) {
+            for (Path f : files.toList()) {
+                Files.deleteIfExists(f);
+            }
+            Files.deleteIfExists(logs);
+        } catch (IOException e) {
+            // left to the system's cleaning of its temporary files
         }
     }
 
@@ -197,6 +215,7 @@ final class SpringApp implements AutoCloseable {
         } catch (IllegalStateException shuttingDown) {
             // the hook runs anyway, and finds the process gone
         }
+        delete(logs);
     }
 
     /**

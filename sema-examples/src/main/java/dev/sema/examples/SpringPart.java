@@ -3,13 +3,7 @@ package dev.sema.examples;
 import static dev.sema.examples.Text.format;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -323,11 +317,9 @@ final class SpringPart implements Part {
     public List<Check> run() throws Exception {
         start = System.nanoTime();
         Path module = SpringApp.module("sema-spring-example");
-        Path logs = Files.createTempDirectory("sema-demo-spring");
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("demo-spring-status").daemon().factory());
-        try (SpringApp started = SpringApp.start(module, MAIN_CLASS, List.of(), logs,
-                settings.startTimeout())) {
+        try (SpringApp started = SpringApp.start(module, MAIN_CLASS, List.of(), settings.startTimeout())) {
             app = started;
             event(format("the example application (pid %d) answers on http://127.0.0.1:%d, started in %.1f s with"
                     + " sema-spring-example's class path", started.pid(), started.port(), started.startSeconds()));
@@ -343,12 +335,6 @@ final class SpringPart implements Part {
             ticker.awaitTermination(10, TimeUnit.SECONDS);
             terminal.endStatus();
             app = null;
-            try (var files = Files.list(logs)) {
-                for (Path f : files.toList()) {
-                    Files.deleteIfExists(f);
-                }
-            }
-            Files.deleteIfExists(logs);
         }
     }
 

@@ -2,19 +2,15 @@ package dev.sema.reactive.example;
 
 import dev.sema.grpc.SemaServerInterceptor;
 import dev.sema.spring.SemaphoreRegistry;
-import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.springframework.beans.factory.annotation.Value;
@@ -27,31 +23,12 @@ import reactor.core.publisher.Mono;
  * {@link SemaServerInterceptor} on the registry's {@code grpc} semaphore: a call finding no permit is closed at once
  * with {@code UNAVAILABLE} and {@code grpc-retry-pushback-ms}, its handler never started.
  *
- * <p>The service is written by hand (no protoc), with String messages: {@code example.Quotes/Get} answers the quote
- * of the symbol it is sent after {@code example.quote-time}, on a timer, not a thread; {@code example.Quotes/Block}
- * sleeps a millisecond on the event loop, on purpose, for the demo's check that BlockHound is watching.
+ * <p>The service is {@link Quotes}: {@code Get} answers the quote of the symbol it is sent after
+ * {@code example.quote-time}, on a timer, not a thread; {@code Block} sleeps a millisecond on the event loop, on
+ * purpose, for the demo's check that BlockHound is watching.
  */
 @Component
 class QuoteGrpcServer implements SmartLifecycle {
-    static final String SERVICE = "example.Quotes";
-    static final MethodDescriptor.Marshaller<String> UTF8 = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(String value) {
-            return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
-        }
-
-        @Override
-        public String parse(InputStream stream) {
-            try {
-                return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
-    static final MethodDescriptor<String, String> GET = method("Get");
-    static final MethodDescriptor<String, String> BLOCK = method("Block");
-
     private final Server server;
     private final InFlight inFlight;
     private final Duration quoteTime;
@@ -61,9 +38,9 @@ class QuoteGrpcServer implements SmartLifecycle {
             @Value("${example.grpc.port:0}") int port, @Value("${example.quote-time}") Duration quoteTime) {
         this.inFlight = example.grpc();
         this.quoteTime = quoteTime;
-        ServerServiceDefinition service = ServerServiceDefinition.builder(SERVICE)
-                .addMethod(GET, ServerCalls.asyncUnaryCall(this::get))
-                .addMethod(BLOCK, ServerCalls.asyncUnaryCall(this::block))
+        ServerServiceDefinition service = ServerServiceDefinition.builder(Quotes.SERVICE)
+                .addMethod(Quotes.GET, ServerCalls.asyncUnaryCall(this::get))
+                .addMethod(Quotes.BLOCK, ServerCalls.asyncUnaryCall(this::block))
                 .build();
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
                 .directExecutor()
@@ -71,12 +48,6 @@ class QuoteGrpcServer implements SmartLifecycle {
                         SemaServerInterceptor.builder(registry.get("grpc")).build()))
                 .build();
         example.grpcPort(this::port);
-    }
-
-    private static MethodDescriptor<String, String> method(String name) {
-        return MethodDescriptor.<String, String>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, name))
-                .setRequestMarshaller(UTF8).setResponseMarshaller(UTF8).build();
     }
 
     private void get(String symbol, StreamObserver<String> response) {

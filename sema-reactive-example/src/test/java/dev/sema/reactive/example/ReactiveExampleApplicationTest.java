@@ -60,7 +60,7 @@ class ReactiveExampleApplicationTest {
         assertThat(get("/actuator/example").body()).contains("\"grpcPort\":" + grpc.port(), "\"blockhound\":false");
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpc.port()).usePlaintext().build();
         try {
-            String quote = ClientCalls.blockingUnaryCall(channel, QuoteGrpcServer.GET,
+            String quote = ClientCalls.blockingUnaryCall(channel, Quotes.GET,
                     CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "ACME");
             assertThat(quote).startsWith("ACME ");
         } finally {

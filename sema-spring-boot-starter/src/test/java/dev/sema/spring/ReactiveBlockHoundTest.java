@@ -17,9 +17,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.ResponseEntity;
 import reactor.blockhound.BlockHound;
@@ -58,10 +55,9 @@ class ReactiveBlockHoundTest {
         Schedulers.shutdownNow();
         assertThat(integrations).extracting(i -> i.getClass().getName())
                 .contains("dev.sema.reactor.SemaBlockHoundIntegration");
-        app = new SpringApplicationBuilder(ReactiveApp.class).web(WebApplicationType.REACTIVE).profiles("reactive")
-                .run("--server.port=0");
+        app = ReactiveHttp.startReactiveApp("reactive");
         handlers = app.getBean(ReactiveApp.Api.class);
-        http = new ReactiveHttp(((WebServerApplicationContext) app).getWebServer().getPort());
+        http = ReactiveHttp.to(app);
     }
 
     @AfterAll

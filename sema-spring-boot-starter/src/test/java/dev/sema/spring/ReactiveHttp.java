@@ -1,7 +1,12 @@
 package dev.sema.spring;
 
+import dev.sema.spring.reactive.ReactiveApp;
 import java.net.URI;
 import java.time.Duration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Mono;
@@ -14,6 +19,17 @@ final class ReactiveHttp {
 
     ReactiveHttp(int port) {
         this.base = "http://127.0.0.1:" + port;
+    }
+
+    /** To the application's own server. */
+    static ReactiveHttp to(ConfigurableApplicationContext app) {
+        return new ReactiveHttp(((WebServerApplicationContext) app).getWebServer().getPort());
+    }
+
+    /** Starts the tests' reactive application ({@code ReactiveApp}) with the profile, on a free port. */
+    static ConfigurableApplicationContext startReactiveApp(String profile) {
+        return new SpringApplicationBuilder(ReactiveApp.class).web(WebApplicationType.REACTIVE).profiles(profile)
+                .run("--server.port=0");
     }
 
     /**

@@ -14,9 +14,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.ResponseEntity;
 import tools.jackson.databind.JsonNode;
@@ -41,13 +38,12 @@ class ReactiveKeyedWebTest {
 
     @BeforeAll
     static void start() {
-        app = new SpringApplicationBuilder(ReactiveApp.class).web(WebApplicationType.REACTIVE)
-                .profiles("reactive-keyed").run("--server.port=0");
+        app = ReactiveHttp.startReactiveApp("reactive-keyed");
         SemaphoreRegistry registry = app.getBean(SemaphoreRegistry.class);
         api = registry.get("api");
         tenants = registry.keyed("tenants");
         handlers = app.getBean(ReactiveApp.Api.class);
-        http = new ReactiveHttp(((WebServerApplicationContext) app).getWebServer().getPort());
+        http = ReactiveHttp.to(app);
     }
 
     @AfterAll

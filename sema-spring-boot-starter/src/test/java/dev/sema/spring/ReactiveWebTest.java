@@ -14,9 +14,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.ResponseEntity;
 import reactor.core.Disposable;
@@ -40,11 +37,10 @@ class ReactiveWebTest {
 
     @BeforeAll
     static void start() {
-        app = new SpringApplicationBuilder(ReactiveApp.class).web(WebApplicationType.REACTIVE).profiles("reactive")
-                .run("--server.port=0");
+        app = ReactiveHttp.startReactiveApp("reactive");
         api = app.getBean(SemaphoreRegistry.class).get("api");
         handlers = app.getBean(ReactiveApp.Api.class);
-        http = new ReactiveHttp(((WebServerApplicationContext) app).getWebServer().getPort());
+        http = ReactiveHttp.to(app);
     }
 
     @AfterAll

@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>H2: a renewed grant's local deadline is measured from when the RENEW was sent (L3), and only for
  *     the epoch the grant had then (L4).</li>
  * <li>H3: a waiter Redis reports granted is completed as if woken (a lost message is healed); one it
- *     reports gone is queued again with the same id, or failed when the semaphore is closed.</li>
+ *     reports gone is queued again with the same id (a wake-up for it is then confirmed before it is
+ *     trusted: L12), or failed when the semaphore is closed.</li>
  * <li>H4: CANCELs and RELEASEs whose reply was lost (L6) are sent again on every tick until Redis
  *     answers; once the handle left, its leave() has sent them a last time instead (L11).</li>
  * <li>H5: a permit's {@code leaseLost()} completes when its local deadline passes, not at the next tick:

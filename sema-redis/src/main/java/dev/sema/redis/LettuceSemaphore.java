@@ -106,6 +106,15 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      after (start, releaseQuietly, due): so a request started, a permit emptied or a command failed
      *      while the handle leaves is sent by leave() or by its own thread, never by neither. A command sent
      *      by both (or by a tick still running) is a resend, which changes nothing (L6).
+     *  L12: a wake-up message is trusted (handed over with L3's estimate as its base) only for a request
+     *      that was never queued again under its id. Once its ACQUIRE is sent again with the same id (the
+     *      heartbeat found the waiter gone, H3; a late grant is confirmed, L9), a wake-up for that id may
+     *      belong to an earlier grant that Redis has since ended (reaped at its lease's end), held up in the
+     *      pub/sub connection; the later request's time says nothing about when that grant's lease was set.
+     *      Such a wake-up is confirmed like a late grant (L9): ACQUIRE sent again with the same id renews the
+     *      grant if Redis holds it (the permit starts from that request) or finds the request queued. The
+     *      flag is set before the ACQUIRE is sent and read after the base, so a base moved by the later
+     *      request is never used for a wake-up. Only requests queued again pay the extra round trip.
      *
      * Threads: replies and messages are handled on virtual threads (RedisSemaphores.execute), ticks on the
      * timer thread; neither blocks on Redis except LettucePermit ops, which hold only that permit's lock.
@@ -657,6 +666,9 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * heartbeat instead, so a waiter rides out a restart or a dropped connection, bounded by its own timeout.
      */
     void sendAcquire(Pending<?> p, boolean again) {
+        if (again) {
+            p.queueAgain(); // keeps L12: before this request can move queuedSeenAt
+        }
         long sent = System.nanoTime();
         protocol.acquire(p.id, p.permits, leaseMs, waiterTtlMs, p.idle ? "idle" : "wait", slot)
                 .whenComplete((a, e) -> acquireReply(p, a, e, sent, again));
@@ -700,11 +712,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         if (p.permits > 0 && late(base)) {
             // keeps L9: Redis may have ended this grant and served another process. Still undecided, the
             // request asks again under its id: renewed if Redis holds it, queued again if not.
-            if (p.isWaiting()) {
-                LOG.log(System.Logger.Level.INFO, () -> describe() + ": the grant of " + p.id + " arrived after its"
-                        + " lease could have ended; confirming it with Redis before handing it over");
-                sendAcquire(p, true);
-            }
+            confirm(p, "arrived after its lease could have ended");
             return;
         }
         if (!p.decide()) {
@@ -726,6 +734,18 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             return;
         }
         handOver(p, permit);
+    }
+
+    /**
+     * L9, L12: sends the ACQUIRE of a still undecided request again under its id, instead of handing over a
+     * grant that may have ended: Redis renews the grant if it holds it, and queues the request if not.
+     */
+    private void confirm(Pending<?> p, String why) {
+        if (p.isWaiting()) {
+            LOG.log(System.Logger.Level.INFO, () -> describe() + ": the grant of " + p.id + " " + why
+                    + "; confirming it with Redis before handing it over");
+            sendAcquire(p, true);
+        }
     }
 
     /** Whether a lease set by a request sent at {@code base} may have ended by now (its local deadline passed). */
@@ -941,8 +961,16 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             switch (w.kind()) {
                 case GRANTED -> {
                     if (p != null) {
-                        p.queued(p.queuedSeenAt); // a pushed grant: it was queued
-                        p.semaphore.granted(p, w.token(), p.queuedSeenAt, true); // L10
+                        long base = p.queuedSeenAt; // read before queuedAgain(): keeps L12
+                        p.queued(base); // a pushed grant: it was queued
+                        if (p.permits > 0 && p.queuedAgain()) {
+                            // keeps L12: it may be the wake-up of a grant Redis ended before the request was
+                            // queued again under the same id
+                            p.semaphore.confirm(p, "was pushed after its request was queued again under the same"
+                                    + " id");
+                        } else {
+                            p.semaphore.granted(p, w.token(), base, true); // L10
+                        }
                     }
                     // else settled here already (L2): its grant is held, or its CANCEL was sent
                 }

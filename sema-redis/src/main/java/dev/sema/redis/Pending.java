@@ -30,6 +30,11 @@ final class Pending<T> {
     WaitEvent jfr;
     private volatile boolean everQueued;
     /**
+     * Set before its ACQUIRE is sent again under the same id (LettuceSemaphore's L12): from then on a
+     * wake-up for {@link #id} may be one of a grant Redis already ended, and is confirmed before it is trusted.
+     */
+    private volatile boolean queuedAgain;
+    /**
      * A blocking caller's first ACQUIRE reply, completed on the I/O thread, which that caller handles
      * itself (LettuceSemaphore's L8); null once taken, and for every other request.
      */
@@ -69,6 +74,16 @@ final class Pending<T> {
     /** Whether Redis ever said it was queued (else a grant came with its first reply: no wait). */
     boolean everQueued() {
         return everQueued;
+    }
+
+    /** Its ACQUIRE is about to be sent again under the same id (L12). */
+    void queueAgain() {
+        queuedAgain = true;
+    }
+
+    /** Whether its ACQUIRE was ever sent again under the same id (L12). */
+    boolean queuedAgain() {
+        return queuedAgain;
     }
 
     void seenQueued(long sentAt) {

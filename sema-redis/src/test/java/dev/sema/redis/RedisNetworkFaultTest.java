@@ -107,6 +107,56 @@ class RedisNetworkFaultTest extends RedisTestSupport {
 
     @Test
     @Timeout(60)
+    void wakeUpOfAReapedGrantNeverReachesAWaiterQueuedAgainUnderTheSameId() throws Exception {
+        RedisSemaphore sa = leased(a, 1);
+        RedisSemaphore sc = leased(b, 1);
+        LettuceSemaphore sw = (LettuceSemaphore) leased(w, 1);
+        Permit holder = sa.acquire();
+        CompletableFuture<Permit> cut = sw.acquireAsync(1);
+        awaitQueueLength(sw, 1); // w's own connection answered: w is queued, at the head
+        Pending<?> waiter = sw.waiting.values().iterator().next();
+        CompletableFuture<Permit> next = sc.acquireAsync(1);
+        awaitQueueLength(sc, 2);
+
+        proxy.partition(FaultProxy.Direction.BOTH);
+        holder.close(); // Redis grants w; the wake-up is held in the partition
+        // w cannot renew: Redis ends its grant after the lease and serves c.
+        RedisPermit c = (RedisPermit) next.get(20, TimeUnit.SECONDS);
+        assertThat(sa.queueLength()).isZero();
+
+        // Only the wake-up stays held: w's heartbeat reaches Redis, learns its waiter is gone and queues it
+        // again under the same id, and w sees it queued after the switch.
+        long switched = System.nanoTime();
+        proxy.partition(FaultProxy.Direction.TO_CLIENT, FaultProxy.Link::subscriber);
+        awaitQueueLength(sa, 1);
+        await("w saw its request queued again", () -> waiter.queuedSeenAt - switched > 0);
+        proxy.heal(); // the wake-up of the reaped grant arrives now, after the request was queued again
+
+        // That wake-up belongs to the grant Redis reaped: it must not become a live permit while c holds.
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2_500);
+        while (System.nanoTime() - until < 0) {
+            if (cut.isDone() && !cut.isCompletedExceptionally()) {
+                RedisPermit stale = (RedisPermit) cut.join();
+                assertThat(stale.leaseLost())
+                        .as("w was handed a live permit (token %d) while c holds token %d", stale.fencingToken(),
+                                c.fencingToken())
+                        .isDone();
+            }
+            Thread.sleep(5);
+        }
+        assertThat(cut).as("w's request stays queued, behind c's grant").isNotDone();
+        c.close();
+        RedisPermit mine = (RedisPermit) cut.get(20, TimeUnit.SECONDS);
+        assertThat(mine.fencingToken()).isGreaterThan(c.fencingToken());
+        assertThat(mine.leaseLost()).isNotDone();
+        mine.close();
+        assertThat(sa.availablePermits()).isEqualTo(1);
+        assertThat(sa.queueLength()).isZero();
+        checkInvariants();
+    }
+
+    @Test
+    @Timeout(60)
     void partitionedHolderLearnsItLostTheLeaseBeforeAnotherProcessIsGranted() throws Exception {
         RedisSemaphore sw = leased(w, 2);
         RedisSemaphore sc = leased(b, 2);

@@ -3,6 +3,7 @@ package dev.sema.grpc;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayInputStream;
@@ -14,6 +15,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -101,10 +103,22 @@ final class EchoService {
             active.decrementAndGet();
             throw new IllegalStateException("thrown on purpose");
         } else if (request.startsWith("sleep:")) {
+            // A cancelled call (by the client, or at its deadline) ends the handler's work at once: the pending
+            // answer is only a timer by then, and the interceptor gives the permit back right after onCancel.
+            ServerCallStreamObserver<String> call = (ServerCallStreamObserver<String>) response;
+            AtomicBoolean left = new AtomicBoolean();
+            Runnable leave = () -> {
+                if (left.compareAndSet(false, true)) {
+                    active.decrementAndGet();
+                }
+            };
+            call.setOnCancelHandler(leave);
             timer.get().schedule(() -> {
-                active.decrementAndGet();
-                response.onNext("slept");
-                response.onCompleted();
+                leave.run();
+                if (!call.isCancelled()) {
+                    response.onNext("slept");
+                    response.onCompleted();
+                }
             }, Long.parseLong(request.substring(6)), TimeUnit.MILLISECONDS);
         } else {
             active.decrementAndGet();

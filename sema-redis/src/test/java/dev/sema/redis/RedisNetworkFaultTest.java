@@ -83,26 +83,7 @@ class RedisNetworkFaultTest extends RedisTestSupport {
         proxy.heal();
 
         // The grant reaches w long after its own deadline: it must not become a live permit while c holds.
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2_500);
-        while (System.nanoTime() - until < 0) {
-            if (cut.isDone() && !cut.isCompletedExceptionally()) {
-                RedisPermit stale = (RedisPermit) cut.join();
-                assertThat(stale.leaseLost())
-                        .as("w was handed a live permit (token %d) while c holds token %d", stale.fencingToken(),
-                                c.fencingToken())
-                        .isDone();
-            }
-            Thread.sleep(5);
-        }
-        assertThat(cut).as("w's request goes back into the queue, behind c's grant").isNotDone();
-        c.close();
-        RedisPermit mine = (RedisPermit) cut.get(20, TimeUnit.SECONDS);
-        assertThat(mine.fencingToken()).isGreaterThan(c.fencingToken());
-        assertThat(mine.leaseLost()).isNotDone();
-        mine.close();
-        assertThat(sa.availablePermits()).isEqualTo(1);
-        assertThat(sa.queueLength()).isZero();
-        checkInvariants();
+        neverLiveWhileCHoldsThenServedNext(cut, c, sa, "w's request goes back into the queue, behind c's grant");
     }
 
     @Test
@@ -133,26 +114,7 @@ class RedisNetworkFaultTest extends RedisTestSupport {
         proxy.heal(); // the wake-up of the reaped grant arrives now, after the request was queued again
 
         // That wake-up belongs to the grant Redis reaped: it must not become a live permit while c holds.
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2_500);
-        while (System.nanoTime() - until < 0) {
-            if (cut.isDone() && !cut.isCompletedExceptionally()) {
-                RedisPermit stale = (RedisPermit) cut.join();
-                assertThat(stale.leaseLost())
-                        .as("w was handed a live permit (token %d) while c holds token %d", stale.fencingToken(),
-                                c.fencingToken())
-                        .isDone();
-            }
-            Thread.sleep(5);
-        }
-        assertThat(cut).as("w's request stays queued, behind c's grant").isNotDone();
-        c.close();
-        RedisPermit mine = (RedisPermit) cut.get(20, TimeUnit.SECONDS);
-        assertThat(mine.fencingToken()).isGreaterThan(c.fencingToken());
-        assertThat(mine.leaseLost()).isNotDone();
-        mine.close();
-        assertThat(sa.availablePermits()).isEqualTo(1);
-        assertThat(sa.queueLength()).isZero();
-        checkInvariants();
+        neverLiveWhileCHoldsThenServedNext(cut, c, sa, "w's request stays queued, behind c's grant");
     }
 
     @Test
@@ -610,6 +572,34 @@ class RedisNetworkFaultTest extends RedisTestSupport {
             r.exit();
         }
         return new Checker().check(writer.history());
+    }
+
+    /**
+     * For 2.5 s, w's request {@code cut} is never a live permit while c holds the only one, and stays undone
+     * ({@code queued} says why); once c releases, w is served next, with a higher token, and everything is back.
+     */
+    private void neverLiveWhileCHoldsThenServedNext(CompletableFuture<Permit> cut, RedisPermit c, RedisSemaphore sa,
+            String queued) throws Exception {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2_500);
+        while (System.nanoTime() - until < 0) {
+            if (cut.isDone() && !cut.isCompletedExceptionally()) {
+                RedisPermit stale = (RedisPermit) cut.join();
+                assertThat(stale.leaseLost())
+                        .as("w was handed a live permit (token %d) while c holds token %d", stale.fencingToken(),
+                                c.fencingToken())
+                        .isDone();
+            }
+            Thread.sleep(5);
+        }
+        assertThat(cut).as(queued).isNotDone();
+        c.close();
+        RedisPermit mine = (RedisPermit) cut.get(20, TimeUnit.SECONDS);
+        assertThat(mine.fencingToken()).isGreaterThan(c.fencingToken());
+        assertThat(mine.leaseLost()).isNotDone();
+        mine.close();
+        assertThat(sa.availablePermits()).isEqualTo(1);
+        assertThat(sa.queueLength()).isZero();
+        checkInvariants();
     }
 
     /**

@@ -56,6 +56,8 @@ public final class RedisKeyedBuilder {
     private int maxKeys = 100_000;
     private Duration expireWhenIdle = DEFAULT_IDLE_EXPIRY;
     private Semaphore parent;
+    private int replicas;
+    private Duration replicasTimeout = Duration.ZERO;
     private final List<SemaphoreListener> listeners = new ArrayList<>();
 
     RedisKeyedBuilder(RedisSemaphores owner, String family) {
@@ -131,6 +133,24 @@ public final class RedisKeyedBuilder {
     }
 
     /**
+     * Acknowledges each key's grants only once {@code n} replicas have them, as
+     * {@link RedisSemaphore.Builder#replicas} does for one semaphore (default: at once): a failover then cannot
+     * lose a grant its holder was told of. Not available on Redis Cluster ({@link #build()} fails).
+     * @param n how many replicas, at least 1
+     * @param timeout how long to wait for them: positive, at most {@link RedisSemaphore#MAX_REPLICAS_TIMEOUT},
+     *        and less than the connection's command timeout (checked by {@link #build()})
+     * @return this builder
+     * @throws NullPointerException if {@code timeout} is {@code null}
+     * @throws IllegalArgumentException if {@code n < 1} or {@code timeout} is out of range
+     */
+    public RedisKeyedBuilder replicas(int n, Duration timeout) {
+        RedisSemaphore.Builder.checkReplicas(n, timeout);
+        this.replicas = n;
+        this.replicasTimeout = timeout;
+        return this;
+    }
+
+    /**
      * Makes every key's permits also hold as many of {@code parent}'s (none by default), as
      * {@link KeyedSemaphore.Builder#parent} does: any semaphore, local or Redis.
      *
@@ -160,7 +180,9 @@ public final class RedisKeyedBuilder {
      * Builds the family; nothing is read from Redis until a key's first request.
      *
      * @return the family, with no key live
-     * @throws IllegalStateException if no limit was set
+     * @throws IllegalStateException if no limit was set, or {@code replicas} was asked for on Redis Cluster
+     * @throws IllegalArgumentException if the {@code replicas} timeout is not less than the connection's command
+     *         timeout
      * @throws dev.sema.SemaphoreClosedException if the {@link RedisSemaphores} is closed
      */
     public KeyedSemaphore<String> build() {
@@ -171,7 +193,10 @@ public final class RedisKeyedBuilder {
             throw new dev.sema.SemaphoreClosedException("RedisSemaphores " + owner.clientId + " is closed: keyed"
                     + " semaphore '" + family + "' refused");
         }
-        return new RedisKeyedSemaphore(owner, family, permits, lease, maxKeys, expireWhenIdle, parent,
-                List.copyOf(listeners));
+        if (replicas > 0) {
+            RedisSemaphore.Builder.checkReplicas(owner, replicas, replicasTimeout);
+        }
+        return new RedisKeyedSemaphore(owner, family, permits, lease, maxKeys, expireWhenIdle, replicas,
+                replicasTimeout, parent, List.copyOf(listeners));
     }
 }

@@ -91,15 +91,21 @@ final class RedisKeyedSemaphore extends AbstractKeyedSemaphore<String, RedisPerm
     private final long permits;
     private final Duration lease;
     private final Duration expireWhenIdle;
+    /** WAIT after each grant: how many replicas (0: none), and for how long. */
+    private final int replicas;
+    private final Duration replicasTimeout;
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
 
     RedisKeyedSemaphore(RedisSemaphores owner, String name, long permits, Duration lease, int maxKeys,
-            Duration expireWhenIdle, Semaphore parent, List<SemaphoreListener> listeners) {
+            Duration expireWhenIdle, int replicas, Duration replicasTimeout, Semaphore parent,
+            List<SemaphoreListener> listeners) {
         super(name, maxKeys, parent, listeners);
         this.owner = owner;
         this.permits = permits;
         this.lease = lease;
         this.expireWhenIdle = expireWhenIdle;
+        this.replicas = replicas;
+        this.replicasTimeout = replicasTimeout;
     }
 
     // ---------------------------------------------------------------- the family
@@ -398,8 +404,10 @@ final class RedisKeyedSemaphore extends AbstractKeyedSemaphore<String, RedisPerm
         void open() {
             RedisKeyedSemaphore f = family;
             try {
-                LettuceSemaphore h = (LettuceSemaphore) f.owner.semaphore(view.name()).permits(f.permits)
-                        .lease(f.lease).expireWhenIdle(f.expireWhenIdle).build();
+                RedisSemaphore.Builder b = f.owner.semaphore(view.name()).permits(f.permits).lease(f.lease)
+                        .expireWhenIdle(f.expireWhenIdle);
+                LettuceSemaphore h = (LettuceSemaphore) (f.replicas > 0 ? b.replicas(f.replicas, f.replicasTimeout)
+                        : b).build();
                 h.addListener(f.listeners.forwarder(view, null, null)); // R7
                 ready.complete(h);
             } catch (RuntimeException | Error e) {

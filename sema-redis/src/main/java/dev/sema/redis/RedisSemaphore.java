@@ -403,14 +403,7 @@ public interface RedisSemaphore extends Semaphore {
          * @throws IllegalArgumentException if {@code n < 1} or {@code timeout} is out of range
          */
         public Builder replicas(int n, Duration timeout) {
-            Objects.requireNonNull(timeout, "replicas: timeout");
-            if (n < 1) {
-                throw new IllegalArgumentException("replicas: n (" + n + ") must be at least 1");
-            }
-            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(MAX_REPLICAS_TIMEOUT) > 0) {
-                throw new IllegalArgumentException("replicas: timeout (" + timeout + ") must be positive and at most "
-                        + MAX_REPLICAS_TIMEOUT);
-            }
+            checkReplicas(n, timeout);
             this.replicas = n;
             this.replicasTimeout = timeout;
             return this;
@@ -481,17 +474,34 @@ public interface RedisSemaphore extends Semaphore {
             PartitionSpec partitions = partitionNames.isEmpty() ? null
                     : PartitionSpec.of(name, partitionNames, partitionShares);
             if (replicas > 0) {
-                if (!owner.canWaitForReplicas()) {
-                    throw new IllegalStateException("replicas(" + replicas + ", " + replicasTimeout + ") is not available"
-                            + " on Redis Cluster: WAIT cannot follow a script's writes there");
-                }
-                if (replicasTimeout.compareTo(owner.commandTimeout) >= 0) {
-                    throw new IllegalArgumentException("replicas: timeout (" + replicasTimeout + ") must be less than the"
-                            + " command timeout (" + owner.commandTimeout + ")");
-                }
+                checkReplicas(owner, replicas, replicasTimeout);
             }
             return owner.open(name, new LettuceSemaphore.Options(permits, ceiling, lease, createIfMissing,
                     expireWhenIdle, replicas, replicasTimeout, partitions));
+        }
+
+        /** The checks of {@link #replicas} (and of the keyed builder's): the arguments themselves. */
+        static void checkReplicas(int n, Duration timeout) {
+            Objects.requireNonNull(timeout, "replicas: timeout");
+            if (n < 1) {
+                throw new IllegalArgumentException("replicas: n (" + n + ") must be at least 1");
+            }
+            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(MAX_REPLICAS_TIMEOUT) > 0) {
+                throw new IllegalArgumentException("replicas: timeout (" + timeout + ") must be positive and at most "
+                        + MAX_REPLICAS_TIMEOUT);
+            }
+        }
+
+        /** The checks of a build with {@code replicas}: what the connection allows. */
+        static void checkReplicas(RedisSemaphores owner, int n, Duration timeout) {
+            if (!owner.canWaitForReplicas()) {
+                throw new IllegalStateException("replicas(" + n + ", " + timeout + ") is not available"
+                        + " on Redis Cluster: WAIT cannot follow a script's writes there");
+            }
+            if (timeout.compareTo(owner.commandTimeout) >= 0) {
+                throw new IllegalArgumentException("replicas: timeout (" + timeout + ") must be less than the"
+                        + " command timeout (" + owner.commandTimeout + ")");
+            }
         }
     }
 }

@@ -377,7 +377,8 @@ public final class RedisSemaphores implements AutoCloseable {
     /**
      * Uses an existing client, which stays the caller's: {@link #close()} closes only the two
      * connections made here, never the client. The client's options apply (for instance whether
-     * commands are queued while disconnected); every command is still waited for at most 10 seconds.
+     * commands are queued while disconnected). The command timeout is the client's (see
+     * {@link #commandTimeoutOf}), at most 10 seconds.
      *
      * @param client a client whose default URI points at the Redis to use
      * @return the connection
@@ -386,13 +387,14 @@ public final class RedisSemaphores implements AutoCloseable {
      */
     public static RedisSemaphores using(RedisClient client) {
         Objects.requireNonNull(client, "client");
-        return standalone(client, false, MAX_COMMAND_TIMEOUT);
+        return standalone(client, false, commandTimeoutOf(client));
     }
 
     /**
      * Uses an existing Redis Cluster client, which stays the caller's: {@link #close()} closes only the
      * two connections made here, never the client. The client's options apply (topology refresh,
-     * behaviour while disconnected); every command is still waited for at most 10 seconds.
+     * behaviour while disconnected). The command timeout is the client's (see {@link #commandTimeoutOf}), at
+     * most 10 seconds.
      *
      * @param client a cluster client whose URIs point at nodes of the cluster to use
      * @return the connection
@@ -401,7 +403,31 @@ public final class RedisSemaphores implements AutoCloseable {
      */
     public static RedisSemaphores using(RedisClusterClient client) {
         Objects.requireNonNull(client, "client");
-        return cluster(client, false, MAX_COMMAND_TIMEOUT);
+        return cluster(client, false, commandTimeoutOf(client));
+    }
+
+    /**
+     * The command timeout of a borrowed client, which this connection's own deadlines must agree with (a
+     * reply is not waited for longer than the client waits, and a {@code replicas} timeout must be shorter):
+     * the fixed timeout of its {@link TimeoutOptions} when it sets one, else its default timeout (a client
+     * made from a URI takes the URI's {@code timeout}), at most {@link #MAX_COMMAND_TIMEOUT}.
+     */
+    @SuppressWarnings("deprecation") // getDefaultTimeout: the timeout the client's connections use, as no other API tells
+    static Duration commandTimeoutOf(AbstractRedisClient client) {
+        Duration timeout = client.getDefaultTimeout();
+        TimeoutOptions options = client.getOptions() == null ? null : client.getOptions().getTimeoutOptions();
+        if (options != null && options.isTimeoutCommands() && options.getSource() != null) {
+            try {
+                long t = options.getSource().getTimeout(null);
+                if (t > 0) {
+                    timeout = Duration.ofNanos(options.getSource().getTimeUnit().toNanos(t));
+                }
+            } catch (RuntimeException perCommand) {
+                // a source that needs the command to decide: the default timeout stands
+            }
+        }
+        return timeout == null || timeout.isZero() || timeout.isNegative() ? MAX_COMMAND_TIMEOUT
+                : min(timeout, MAX_COMMAND_TIMEOUT);
     }
 
     /**

@@ -157,4 +157,36 @@ class RedisReplicasTest {
         }
         assertThat(onReplica.exists("sem:{options}:meta")).isZero();
     }
+
+    /** A keyed family's keys wait for the replica as a single semaphore does, and fail alike without it. */
+    @Test
+    void aKeyedFamilysGrantsReachTheirCallersOnlyOnceTheReplicaHasThem() throws Exception {
+        dev.sema.KeyedSemaphore<String> tenants = a.keyed("tenants").permits(2)
+                .replicas(1, Duration.ofMillis(500)).build();
+        try (Permit p = tenants.get("acme").acquire(2)) {
+            assertThat(usedOnReplica("tenants:acme")).as("on the replica when acquire returned").isEqualTo(2);
+            try (Permit q = tenants.get("globex").tryAcquire(1).orElseThrow()) {
+                assertThat(usedOnReplica("tenants:globex")).isEqualTo(1);
+            }
+        }
+        replica.close();
+        replica = null;
+        assertThatThrownBy(() -> tenants.get("initech").acquire(1)).isInstanceOf(RedisSemaphoreException.class)
+                .hasMessageContaining("reached 0 of the 1 replicas");
+        tenants.close();
+    }
+
+    @Test
+    void badKeyedReplicaOptionsAreRefusedByName() throws Exception {
+        RedisKeyedBuilder builder = a.keyed("options").permits(1);
+        assertThatThrownBy(() -> builder.replicas(0, Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("replicas: n (0)");
+        assertThatThrownBy(() -> builder.replicas(1, Duration.ofSeconds(6)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most PT5S");
+        assertThatThrownBy(() -> builder.replicas(1, null)).isInstanceOf(NullPointerException.class);
+        try (RedisSemaphores quick = RedisSemaphores.connect(primary.uri() + "?timeout=1s")) {
+            assertThatThrownBy(() -> quick.keyed("options").permits(1).replicas(1, Duration.ofSeconds(1)).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("less than the command timeout");
+        }
+    }
 }

@@ -39,6 +39,34 @@ class RedisSemaphoreTest extends RedisTestSupport {
     }
 
 
+    /**
+     * A borrowed client's command timeout is the connection's: its fixed {@code TimeoutOptions}, else the URI's
+     * {@code timeout}, at most 10 s; so a {@code replicas} timeout the client would cut short is refused.
+     */
+    @Test
+    void borrowedClientLendsItsCommandTimeout() {
+        io.lettuce.core.RedisClient fromUri = io.lettuce.core.RedisClient.create(server.uri() + "?timeout=1500ms");
+        io.lettuce.core.RedisClient withOptions = io.lettuce.core.RedisClient.create(server.uri());
+        withOptions.setOptions(io.lettuce.core.ClientOptions.builder()
+                .timeoutOptions(io.lettuce.core.TimeoutOptions.enabled(Duration.ofMillis(700))).build());
+        io.lettuce.core.RedisClient slow = io.lettuce.core.RedisClient.create(server.uri() + "?timeout=1m");
+        try {
+            assertThat(RedisSemaphores.commandTimeoutOf(fromUri)).isEqualTo(Duration.ofMillis(1500));
+            assertThat(RedisSemaphores.commandTimeoutOf(withOptions)).isEqualTo(Duration.ofMillis(700));
+            assertThat(RedisSemaphores.commandTimeoutOf(slow)).isEqualTo(Duration.ofSeconds(10));
+            try (RedisSemaphores borrowed = RedisSemaphores.using(withOptions)) {
+                assertThatThrownBy(() -> borrowed.semaphore(name).permits(1)
+                        .replicas(1, Duration.ofMillis(700)).build())
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("less than the command timeout (PT0.7S)");
+            }
+        } finally {
+            for (var c : List.of(fromUri, withOptions, slow)) {
+                c.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        }
+    }
+
     @Test
     void fencingTokensIncreaseStrictlyAcrossProcesses() throws Exception {
         RedisSemaphore sa = build(a, 2);

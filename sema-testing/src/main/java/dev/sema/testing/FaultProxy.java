@@ -306,6 +306,17 @@ public final class FaultProxy implements AutoCloseable {
         }
 
         /**
+         * Returns the address the client connected from: on loopback, a process that binds its outgoing
+         * connections to an address of its own ({@code 127.0.0.2}, say) is told apart by it, as a Redis replica
+         * ({@code bind-source-addr}) or a Sentinel is.
+         *
+         * @return the client's address
+         */
+        public InetAddress client() {
+            return client.getInetAddress();
+        }
+
+        /**
          * Tells whether this is a pub/sub connection.
          *
          * @return whether the client sent a Redis SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE on it
@@ -316,7 +327,8 @@ public final class FaultProxy implements AutoCloseable {
 
         @Override
         public String toString() {
-            return "Link[" + id + (subscriber ? ", pub/sub" : "") + (halfOpen ? ", half-open" : "") + "]";
+            return "Link[" + id + " from " + client.getInetAddress().getHostAddress() + (subscriber ? ", pub/sub" : "")
+                    + (halfOpen ? ", half-open" : "") + "]";
         }
 
         private void start() {

@@ -47,9 +47,17 @@ public final class ChaosRun {
     static final String SEMAPHORES = "chaos-1:1,chaos-2:2,chaos-4:4,chaos-16:16,chaos-p8:8:gold=0.5/silver=0.25,"
             + "chaos-k[6]:2";
 
-    /** What the command line asked for. */
+    /** The topologies {@code topology=} names. */
+    enum Kind { SINGLE, SENTINEL }
+
+    /**
+     * What the command line asked for.
+     *
+     * @param replicas the workers' {@code replicas(n, 500 ms)} on every semaphore (0: none), for a topology with
+     *                 replicas
+     */
     record Options(int processes, double minutes, long seed, int threads, Duration lease, Path out, boolean broken,
-            String semaphores) {
+            String semaphores, Kind topology, int replicas) {
 
         static Options parse(String... args) {
             boolean full = false;
@@ -60,6 +68,8 @@ public final class ChaosRun {
             int threads = 8;
             long leaseMs = 2_000;
             Path out = null;
+            Kind topology = Kind.SINGLE;
+            Integer replicas = null;
             for (String a : args) {
                 switch (a) {
                     case "quick" -> full = false;
@@ -69,7 +79,8 @@ public final class ChaosRun {
                         int eq = a.indexOf('=');
                         if (eq < 0) {
                             throw new IllegalArgumentException("unknown argument '" + a + "': quick, full, broken"
-                                    + " or key=value (processes, minutes, seed, threads, lease, out)");
+                                    + " or key=value (processes, minutes, seed, threads, lease, out, topology,"
+                                    + " replicas)");
                         }
                         String k = a.substring(0, eq);
                         String v = a.substring(eq + 1);
@@ -81,8 +92,10 @@ public final class ChaosRun {
                                 case "threads" -> threads = positive(k, Integer.parseInt(v));
                                 case "lease" -> leaseMs = positive(k, Long.parseLong(v));
                                 case "out" -> out = Path.of(v);
+                                case "topology" -> topology = topology(v);
+                                case "replicas" -> replicas = Integer.parseInt(v);
                                 default -> throw new IllegalArgumentException("unknown key '" + k + "' in '" + a
-                                        + "': processes, minutes, seed, threads, lease or out");
+                                        + "': processes, minutes, seed, threads, lease, out, topology or replicas");
                             }
                         } catch (NumberFormatException e) {
                             throw new IllegalArgumentException("'" + a + "': " + v + " is not a number");
@@ -100,12 +113,29 @@ public final class ChaosRun {
             if (!(m > 0)) {
                 throw new IllegalArgumentException("minutes=" + m + ": must be positive");
             }
+            int r = replicas != null ? replicas : topology == Kind.SINGLE ? 0 : 1;
+            if (r < 0 || r > 2) {
+                throw new IllegalArgumentException("replicas=" + r + ": 0, 1 or 2 (the sentinel topology has 2)");
+            }
+            if (r > 0 && topology == Kind.SINGLE) {
+                throw new IllegalArgumentException("replicas=" + r + ": the single topology has no replica");
+            }
             if (out == null) {
                 out = Path.of("sema-chaos", "target", "chaos",
                         LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT))
+                                + (topology == Kind.SINGLE ? "" : "-" + topology.name().toLowerCase(Locale.ROOT))
                                 + (broken ? "-broken" : ""));
             }
-            return new Options(processes, m, seed, threads, Duration.ofMillis(leaseMs), out, broken, SEMAPHORES);
+            return new Options(processes, m, seed, threads, Duration.ofMillis(leaseMs), out, broken, SEMAPHORES,
+                    topology, r);
+        }
+
+        private static Kind topology(String v) {
+            try {
+                return Kind.valueOf(v.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("topology=" + v + ": single or sentinel");
+            }
         }
 
         private static <N extends Number> N positive(String key, N n) {
@@ -145,8 +175,15 @@ public final class ChaosRun {
                 o.broken() ? ", BROKEN BUILD (late grants unchecked)" : "");
         out.println("chaos: " + binary + ", histories in " + o.out().toAbsolutePath());
         List<ChaosWorker.Sem> sems = ChaosWorker.parse(o.semaphores());
-        try (RedisServer redis = RedisServer.builder(binary).appendOnly().start();
+        try (Topology topology = switch (o.topology()) {
+                    case SINGLE -> SingleRedis.start(binary);
+                    case SENTINEL -> SentinelRedis.start(binary, o.out());
+                };
                 HistoryWriter writer = HistoryWriter.toFile(o.out().resolve("scheduler.hist"))) {
+            out.println("chaos: topology " + topology.describe() + (o.replicas() > 0
+                    ? "; every grant waits for " + o.replicas() + " replica" + (o.replicas() > 1 ? "s" : "")
+                    + " (replicas(" + o.replicas() + ", 500 ms))"
+                    : o.topology() == Kind.SINGLE ? "" : "; grants do not wait for replicas"));
             Recorder rec = new Recorder(writer, "scheduler");
             for (ChaosWorker.Sem s : sems) {
                 // A key created again after its idle expiry gets the family's limit again (nothing in the run
@@ -155,11 +192,11 @@ public final class ChaosRun {
                     rec.declare(name, s.limit(), o.lease());
                 }
             }
-            try (Fleet fleet = new Fleet(o, redis, rec);
-                    Sampler sampler = new Sampler(redis, sems, rec)) {
+            try (Fleet fleet = new Fleet(o, topology, rec);
+                    Sampler sampler = new Sampler(topology, sems, rec)) {
                 fleet.startAll();
                 sampler.start();
-                Faults faults = new Faults(o, redis, fleet, rec, new Random(o.seed()), out);
+                Faults faults = new Faults(o, topology, fleet, rec, new Random(o.seed()), out);
                 long end = System.nanoTime() + (long) (o.minutes() * 60e9);
                 faults.runUntil(end);
                 faults.healAll();

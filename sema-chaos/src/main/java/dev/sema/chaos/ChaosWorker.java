@@ -3,6 +3,7 @@ package dev.sema.chaos;
 import dev.sema.KeyedSemaphore;
 import dev.sema.Permit;
 import dev.sema.SemaphoreClosedException;
+import dev.sema.redis.RedisKeyedBuilder;
 import dev.sema.redis.RedisPermit;
 import dev.sema.redis.RedisSemaphore;
 import dev.sema.redis.RedisSemaphoreException;
@@ -10,6 +11,14 @@ import dev.sema.redis.RedisSemaphores;
 import dev.sema.testing.history.Event.Outcome;
 import dev.sema.testing.history.HistoryWriter;
 import dev.sema.testing.history.Recorder;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.internal.HostAndPort;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.MappingSocketAddressResolver;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -17,7 +26,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CancellationException;
@@ -41,13 +52,16 @@ import java.util.regex.Pattern;
  * cancelled after a random delay, and blocking interrupted after a random delay; weights run from 0 to
  * half the limit (1 for a limit of 1), held 0 to 300 ms.
  *
- * <p>Arguments: {@code name uri historyFile seed leaseMillis threads semaphores [broken]}, where
+ * <p>Arguments: {@code name uri historyFile seed leaseMillis threads semaphores [broken] [replicas=n]
+ * [map=advertised>proxy,...]}, where
  * {@code semaphores} is {@code name:limit,name:limit...} (see {@link Sem} for a partitioned one, whose
  * requests go through its partitions' views or the handle itself at random, each recorded as a request of
  * the semaphore with its partition in its kind: {@code timed@gold}; and for a keyed family, whose requests go
  * to its keys, each recorded as a request of the key's semaphore: {@code chaos-k:key3}); {@code broken} turns
  * off the check that keeps a late grant from reaching a caller (through a test hook), to show that the checker
- * catches what it lets through.
+ * catches what it lets through; {@code replicas=n} makes every grant wait for {@code n} replicas
+ * ({@link #REPLICAS_TIMEOUT}); {@code map} leads the client's connections to the ports Redis tells it of
+ * (Sentinel's answer) through this process's own proxies.
  *
  * <p>A keyed family's keys expire from Redis after {@link RedisSemaphore#MIN_IDLE_EXPIRY} idle, the shortest
  * the builder accepts, and its requests pick keys unevenly ({@link #key}), so that during a run some keys are
@@ -102,6 +116,9 @@ public final class ChaosWorker {
         }
     }
 
+    /** How long a grant waits for its replicas with {@code replicas=n}: half the command timeout of 1 s. */
+    static final Duration REPLICAS_TIMEOUT = Duration.ofMillis(500);
+
     private static final Pattern KEYED = Pattern.compile("(.+)\\[(\\d{1,9})]");
     /** The most keys {@link #key(Random, int)} can pick from. */
     private static final int MAX_KEYS = 31;
@@ -131,16 +148,28 @@ public final class ChaosWorker {
         Duration lease = Duration.ofMillis(Long.parseLong(args[4]));
         int threads = Integer.parseInt(args[5]);
         List<Sem> sems = parse(args[6]);
-        if (args.length > 7 && args[7].equals("broken")) {
-            BrokenBuild.skipLateGrantCheck();
+        int replicas = 0;
+        Map<Integer, Integer> ports = Map.of();
+        for (int i = 7; i < args.length; i++) {
+            String a = args[i];
+            if (a.equals("broken")) {
+                BrokenBuild.skipLateGrantCheck();
+            } else if (a.startsWith("replicas=")) {
+                replicas = Integer.parseInt(a.substring("replicas=".length()));
+            } else if (a.startsWith("map=")) {
+                ports = ports(a.substring("map=".length()));
+            } else {
+                throw new IllegalArgumentException("unknown argument '" + a + "': broken, replicas=n or map=...");
+            }
         }
         HistoryWriter writer = HistoryWriter.toFile(history);
         Recorder rec = new Recorder(writer, name);
         rec.start();
-        RedisSemaphores redis = connect(uri);
+        RedisSemaphores redis = connect(uri, ports);
         List<List<RedisSemaphore>> targets = new ArrayList<>();
         for (Sem s : sems) {
-            targets.add(s.keys() > 0 ? keys(redis, s, lease) : targets(build(redis, s, lease), s));
+            targets.add(s.keys() > 0 ? keys(redis, s, lease, replicas)
+                    : targets(build(redis, s, lease, replicas), s));
         }
         ChaosWorker w = new ChaosWorker(rec, redis, sems, targets);
         int code = w.run(threads, seed);
@@ -184,12 +213,51 @@ public final class ChaosWorker {
         return sems;
     }
 
-    /** Connects, retrying while a fault keeps Redis out of reach (the scheduler may start one at any time). */
-    private static RedisSemaphores connect(String uri) throws InterruptedException {
+    /** {@code advertised>proxy,...}: the ports this process's client must reach through its own proxies. */
+    static Map<Integer, Integer> ports(String spec) {
+        Map<Integer, Integer> m = new HashMap<>();
+        for (String pair : spec.split(",")) {
+            String[] ap = pair.split(">");
+            if (ap.length != 2) {
+                throw new IllegalArgumentException("'" + pair + "' in map=" + spec + ": advertisedPort>proxyPort");
+            }
+            m.put(Integer.parseInt(ap[0]), Integer.parseInt(ap[1]));
+        }
+        return m;
+    }
+
+    /**
+     * Connects, retrying while a fault keeps Redis out of reach (the scheduler may start one at any time). With
+     * {@code ports}, the client's address resolver leads every address it is told of (by Sentinel) through this
+     * process's proxy for that Redis process, and the client's options and reconnect delay are those
+     * {@link RedisSemaphores#connect} sets; the URI is still the one a user writes.
+     */
+    private static RedisSemaphores connect(String uri, Map<Integer, Integer> ports) throws InterruptedException {
         for (int attempt = 1;; attempt++) {
+            RedisClient client = null;
             try {
-                return RedisSemaphores.connect(uri);
+                if (ports.isEmpty()) {
+                    return RedisSemaphores.connect(uri);
+                }
+                RedisURI u = RedisURI.create(uri);
+                ClientResources resources = ClientResources.builder()
+                        .reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), Duration.ofSeconds(1), 2,
+                                TimeUnit.MILLISECONDS))
+                        .socketAddressResolver(
+                        MappingSocketAddressResolver.create((HostAndPort hp) -> {
+                            Integer proxy = ports.get(hp.getPort());
+                            return proxy == null ? hp : HostAndPort.of("127.0.0.1", proxy);
+                        })).build();
+                client = RedisClient.create(resources, u);
+                client.setOptions(ClientOptions.builder()
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .timeoutOptions(TimeoutOptions.enabled(u.getTimeout()))
+                        .build());
+                return RedisSemaphores.using(client); // the process's exit ends the client
             } catch (RedisSemaphoreException e) {
+                if (client != null) {
+                    client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                }
                 if (attempt == 120) {
                     throw e;
                 }
@@ -198,10 +266,14 @@ public final class ChaosWorker {
         }
     }
 
-    private static RedisSemaphore build(RedisSemaphores redis, Sem s, Duration lease) throws InterruptedException {
+    private static RedisSemaphore build(RedisSemaphores redis, Sem s, Duration lease, int replicas)
+            throws InterruptedException {
         for (int attempt = 1;; attempt++) {
             try {
                 RedisSemaphore.Builder b = redis.semaphore(s.name()).permits(s.limit()).lease(lease);
+                if (replicas > 0) {
+                    b.replicas(replicas, REPLICAS_TIMEOUT);
+                }
                 for (int p = 0; p < s.partitions().size(); p++) {
                     b.partition(s.partitions().get(p), s.shares().get(p));
                 }
@@ -225,9 +297,13 @@ public final class ChaosWorker {
     }
 
     /** A keyed family's views, one per key; nothing reaches Redis before a key's first request. */
-    private static List<RedisSemaphore> keys(RedisSemaphores redis, Sem s, Duration lease) {
-        KeyedSemaphore<String> family = redis.keyed(s.name()).permits(s.limit()).lease(lease)
-                .expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY).build();
+    private static List<RedisSemaphore> keys(RedisSemaphores redis, Sem s, Duration lease, int replicas) {
+        RedisKeyedBuilder b = redis.keyed(s.name()).permits(s.limit()).lease(lease)
+                .expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY);
+        if (replicas > 0) {
+            b.replicas(replicas, REPLICAS_TIMEOUT);
+        }
+        KeyedSemaphore<String> family = b.build();
         List<RedisSemaphore> t = new ArrayList<>();
         for (int k = 0; k < s.keys(); k++) {
             t.add((RedisSemaphore) family.get(Sem.key(k))); // RedisKeyedBuilder: a key's view is a RedisSemaphore

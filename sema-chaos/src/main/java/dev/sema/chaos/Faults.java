@@ -32,36 +32,48 @@ import java.util.concurrent.TimeUnit;
  *   <tr><td>reset</td><td>2</td><td>every connection of one process reset, 1 to 3 times, 200 ms apart</td></tr>
  *   <tr><td>sigstop</td><td>2</td><td>one process paused (SIGSTOP, then SIGCONT), 0.1 to 3 L</td></tr>
  *   <tr><td>sigkill</td><td>1</td><td>one process killed (SIGKILL); a new one takes its place 0.5 to 2 s later</td></tr>
- *   <tr><td>redis-restart</td><td>1</td><td>Redis killed and restarted from its append-only file</td></tr>
- *   <tr><td>script-flush</td><td>1</td><td>SCRIPT FLUSH: every process must load its scripts again</td></tr>
+ *   <tr><td>redis-restart</td><td>1</td><td>Redis (the primary) killed and restarted from its append-only file</td></tr>
+ *   <tr><td>script-flush</td><td>1</td><td>SCRIPT FLUSH on the primary: every process must load its scripts again</td></tr>
  * </table>
+ * A process's faults act on all its proxies (one per Redis process it reaches). The topology adds faults of
+ * its own ({@link Topology#faults()}), each with its weight beside these.
  */
 final class Faults {
     private final ChaosRun.Options o;
-    private final RedisServer redis;
+    private final Topology topology;
     private final Fleet fleet;
     private final Recorder rec;
     private final Random random;
     private final PrintStream out;
     private final Map<String, Integer> counts = new TreeMap<>();
 
-    Faults(ChaosRun.Options o, RedisServer redis, Fleet fleet, Recorder rec, Random random, PrintStream out) {
+    Faults(ChaosRun.Options o, Topology topology, Fleet fleet, Recorder rec, Random random, PrintStream out) {
         this.o = o;
-        this.redis = redis;
+        this.topology = topology;
         this.fleet = fleet;
         this.rec = rec;
         this.random = random;
         this.out = out;
     }
 
+    /**
+     * Injects faults until {@code end}: first each of the topology's own faults once, in random order (so that
+     * even a short run fails over), then faults drawn at random by weight.
+     */
     void runUntil(long end) throws Exception {
         long lastReport = System.nanoTime();
+        List<Topology.Fault> opening = new ArrayList<>(topology.faults());
+        Collections.shuffle(opening, random);
         while (System.nanoTime() - end < 0) {
             sleep(Duration.ofMillis(300 + random.nextInt(1_700)));
             if (System.nanoTime() - end >= 0) {
                 break;
             }
-            inject();
+            if (!opening.isEmpty()) {
+                opening.remove(0).inject(this, random);
+            } else {
+                inject();
+            }
             if (System.nanoTime() - lastReport > TimeUnit.SECONDS.toNanos(30)) {
                 lastReport = System.nanoTime();
                 out.printf("chaos: %d s left; faults so far: %s%n",
@@ -79,17 +91,42 @@ final class Faults {
         return counts;
     }
 
-    /** Ends every fault still in force (none should be, as each ends before the next begins). */
-    void healAll() throws IOException, InterruptedException {
+    /**
+     * Ends every fault still in force (none should be, as each ends before the next begins), and waits until
+     * the topology serves again.
+     */
+    void healAll() throws Exception {
         for (Fleet.Slot s : fleet.slots()) {
-            s.proxy.heal();
-            s.proxy.latency(Duration.ZERO);
+            for (FaultProxy p : s.proxies.values()) {
+                p.heal();
+                p.latency(Duration.ZERO);
+            }
             fleet.resume(s);
         }
+        topology.heal(out);
+    }
+
+    /** The workers' slots, for a topology's faults. */
+    List<Fleet.Slot> slots() {
+        return fleet.slots();
     }
 
     private void inject() throws Exception {
-        int pick = random.nextInt(17);
+        int extra = 0;
+        for (Topology.Fault f : topology.faults()) {
+            extra += f.weight();
+        }
+        int pick = random.nextInt(17 + extra);
+        if (pick >= 17) {
+            pick -= 17;
+            for (Topology.Fault f : topology.faults()) {
+                if (pick < f.weight()) {
+                    f.inject(this, random);
+                    return;
+                }
+                pick -= f.weight();
+            }
+        }
         if (pick < 5) {
             Fleet.Slot s = any();
             FaultProxy.Direction d = switch (random.nextInt(5)) {
@@ -116,11 +153,11 @@ final class Faults {
             String target = names(some) + " " + each.toMillis() + "ms";
             begin("latency", target);
             for (Fleet.Slot s : some) {
-                s.proxy.latency(each);
+                s.proxies.values().forEach(p -> p.latency(each));
             }
             sleep(Duration.ofMillis(1_000 + random.nextInt(4_000)));
             for (Fleet.Slot s : some) {
-                s.proxy.latency(Duration.ZERO);
+                s.proxies.values().forEach(p -> p.latency(Duration.ZERO));
             }
             end("latency", target);
         } else if (pick < 12) {
@@ -131,7 +168,7 @@ final class Faults {
                 if (i > 0) {
                     sleep(Duration.ofMillis(200));
                 }
-                s.proxy.resetAll();
+                s.proxies.values().forEach(FaultProxy::resetAll);
             }
             end("reset", s.name + " x" + times);
         } else if (pick < 14) {
@@ -151,13 +188,17 @@ final class Faults {
             fleet.start(s); // under a new name: its history starts afresh
             end("sigkill", target);
         } else if (pick < 16) {
-            begin("redis-restart", "redis");
-            redis.restart();
-            end("redis-restart", "redis");
+            RedisServer primary = topology.primary();
+            String target = topology.nameOf(primary);
+            begin("redis-restart", target);
+            topology.restart(primary);
+            end("redis-restart", target);
         } else {
-            begin("script-flush", "redis");
-            scriptFlush();
-            end("script-flush", "redis");
+            RedisServer primary = topology.primary();
+            String target = topology.nameOf(primary);
+            begin("script-flush", target);
+            scriptFlush(primary.port());
+            end("script-flush", target);
         }
     }
 
@@ -166,34 +207,40 @@ final class Faults {
         String target = names(targets);
         begin(kind, target);
         for (Fleet.Slot s : targets) {
-            s.proxy.partition(d, which);
+            s.proxies.values().forEach(p -> p.partition(d, which));
         }
         sleep(length);
         for (Fleet.Slot s : targets) {
-            s.proxy.heal();
+            s.proxies.values().forEach(FaultProxy::heal);
         }
         end(kind, target);
     }
 
-    private void begin(String kind, String target) {
+    void begin(String kind, String target) {
         counts.merge(kind, 1, Integer::sum);
         rec.faultBegin(kind, target);
     }
 
-    private void end(String kind, String target) {
+    void end(String kind, String target) {
         rec.faultEnd(kind, target);
+    }
+
+    /** What a fault found out (which replica Sentinel promoted, say), for the run's output. */
+    void note(String what) {
+        out.println("chaos: " + what);
     }
 
     private Fleet.Slot any() {
         return fleet.slots().get(random.nextInt(fleet.slots().size()));
     }
 
-    private Duration leases(double from, double to) {
+    /** A random length between {@code from} and {@code to} leases. */
+    Duration leases(double from, double to) {
         double f = from + random.nextDouble() * (to - from);
         return Duration.ofMillis((long) (o.lease().toMillis() * f));
     }
 
-    private static String names(List<Fleet.Slot> slots) {
+    static String names(List<Fleet.Slot> slots) {
         List<String> n = new ArrayList<>();
         for (Fleet.Slot s : slots) {
             n.add(s.name);
@@ -201,13 +248,13 @@ final class Faults {
         return String.join(",", n);
     }
 
-    private static void sleep(Duration d) throws InterruptedException {
+    static void sleep(Duration d) throws InterruptedException {
         Thread.sleep(d.toMillis());
     }
 
     /** SCRIPT FLUSH, in plain RESP on a connection of its own (the scheduler needs no client for one command). */
-    private void scriptFlush() throws IOException {
-        try (Socket s = new Socket(redis.host(), redis.port())) {
+    private static void scriptFlush(int port) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(5_000);
             OutputStream w = s.getOutputStream();
             w.write("*2\r\n$6\r\nSCRIPT\r\n$5\r\nFLUSH\r\n".getBytes(StandardCharsets.US_ASCII));

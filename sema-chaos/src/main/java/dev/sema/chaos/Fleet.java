@@ -1,17 +1,20 @@
 package dev.sema.chaos;
 
 import dev.sema.testing.FaultProxy;
-import dev.sema.testing.RedisServer;
 import dev.sema.testing.history.Recorder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The worker processes of a chaos run, one per slot, each with its own {@link FaultProxy} in front of Redis.
+ * The worker processes of a chaos run, one per slot, each with its own {@link FaultProxy} in front of each
+ * Redis process it reaches (each {@link Topology.Endpoint}).
  * A worker killed by a fault is replaced in its slot by a new process with a new name ({@code w3},
  * {@code w3.2}, ...), so that histories never mix two lives of one process.
  *
@@ -21,18 +24,18 @@ import java.util.concurrent.TimeUnit;
  */
 final class Fleet implements AutoCloseable {
 
-    /** One slot: a proxy, and the worker process that uses it now. */
+    /** One slot: its proxies by endpoint name, and the worker process that uses them now. */
     final class Slot {
         final int index;
-        final FaultProxy proxy;
+        final Map<String, FaultProxy> proxies;
         int lives;
         String name;
         Process process;
         boolean stopped;
 
-        Slot(int index, FaultProxy proxy) {
+        Slot(int index, Map<String, FaultProxy> proxies) {
             this.index = index;
-            this.proxy = proxy;
+            this.proxies = proxies;
         }
 
         @Override
@@ -42,14 +45,25 @@ final class Fleet implements AutoCloseable {
     }
 
     private final ChaosRun.Options o;
+    private final Topology topology;
     private final Recorder rec;
     private final List<Slot> slots = new ArrayList<>();
 
-    Fleet(ChaosRun.Options o, RedisServer redis, Recorder rec) throws IOException {
+    Fleet(ChaosRun.Options o, Topology topology, Recorder rec) throws IOException {
         this.o = o;
+        this.topology = topology;
         this.rec = rec;
-        for (int i = 1; i <= o.processes(); i++) {
-            slots.add(new Slot(i, FaultProxy.start(redis.host(), redis.port())));
+        try {
+            for (int i = 1; i <= o.processes(); i++) {
+                Map<String, FaultProxy> proxies = new LinkedHashMap<>();
+                slots.add(new Slot(i, proxies));
+                for (Topology.Endpoint e : topology.endpoints()) {
+                    proxies.put(e.name(), FaultProxy.start("127.0.0.1", e.target()));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
         }
     }
 
@@ -72,11 +86,21 @@ final class Fleet implements AutoCloseable {
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(List.of("-Xmx192m", "-XX:TieredStopAtLevel=1", "-Dio.netty.noUnsafe=true",
                 "-cp", System.getProperty("java.class.path"),
-                ChaosWorker.class.getName(), s.name, s.proxy.redisUri("timeout=1s"),
+                ChaosWorker.class.getName(), s.name, topology.workerUri(s.proxies),
                 o.out().resolve(s.name + ".hist").toString(), Long.toString(o.seed() + 7919L * s.index + s.lives),
                 Long.toString(o.lease().toMillis()), Integer.toString(o.threads()), o.semaphores()));
         if (o.broken()) {
             command.add("broken");
+        }
+        if (o.replicas() > 0) {
+            command.add("replicas=" + o.replicas());
+        }
+        if (topology.mapped()) {
+            StringJoiner map = new StringJoiner(",", "map=", "");
+            for (Topology.Endpoint e : topology.endpoints()) {
+                map.add(e.advertised() + ">" + s.proxies.get(e.name()).port());
+            }
+            command.add(map.toString());
         }
         Path log = o.out().resolve(s.name + ".log");
         s.process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -138,7 +162,7 @@ final class Fleet implements AutoCloseable {
             if (s.process != null && s.process.isAlive()) {
                 s.process.destroyForcibly();
             }
-            s.proxy.close();
+            s.proxies.values().forEach(FaultProxy::close);
         }
     }
 }

@@ -1,6 +1,5 @@
 package dev.sema.chaos;
 
-import dev.sema.testing.RedisServer;
 import dev.sema.testing.history.Recorder;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -22,7 +21,9 @@ import java.util.concurrent.TimeUnit;
  * Reads each semaphore's counts in Redis every 100 ms, straight from its meta value, and records them as
  * {@code sample} events; at the end, waits until every permit is back and nobody waits, and records the
  * {@code final} counts. A passive observer: it runs no script, so it neither ends expired leases nor serves
- * the queue (the workers' own scripts do), and it talks to Redis directly, not through a proxy.
+ * the queue (the workers' own scripts do), and it talks to Redis directly, not through a proxy: to the node
+ * that {@link Topology#locate} names for the semaphore at each read (after a failover, the new primary, as
+ * the Sentinels name it), asked without the client under test.
  *
  * <p>It reads a keyed family's keys as the semaphores they are ({@code family:key}). A key idle for its
  * expiry is gone from Redis: nothing is held or queued then, and that is what it records. It counts the
@@ -43,7 +44,7 @@ final class Sampler implements AutoCloseable {
     private static final int P_QLEN = 1 + 8 * 8;
     private static final int P_USED = 1 + 10 * 8; // after the n queue lengths and the fence
 
-    private final RedisServer redis;
+    private final Topology topology;
     private final List<ChaosWorker.Sem> sems;
     private final Recorder rec;
     /**
@@ -55,9 +56,11 @@ final class Sampler implements AutoCloseable {
     private volatile boolean closed;
     private Thread thread;
     private Socket socket;
+    /** The port {@link #socket} is connected to. */
+    private int socketPort = -1;
 
-    Sampler(RedisServer redis, List<ChaosWorker.Sem> sems, Recorder rec) {
-        this.redis = redis;
+    Sampler(Topology topology, List<ChaosWorker.Sem> sems, Recorder rec) {
+        this.topology = topology;
         this.sems = sems;
         this.rec = rec;
     }
@@ -145,9 +148,18 @@ final class Sampler implements AutoCloseable {
 
     private Counts get(String name) {
         try {
+            int port = topology.locate(name);
+            if (port < 0) {
+                return null; // no primary known at the moment (a failover under way): no sample
+            }
+            if (socket != null && socketPort != port) {
+                socket.close();
+                socket = null;
+            }
             if (socket == null) {
-                socket = new Socket(redis.host(), redis.port());
+                socket = new Socket("127.0.0.1", port);
                 socket.setSoTimeout(2_000);
+                socketPort = port;
             }
             byte[] key = ("sem:{" + name + "}:meta").getBytes(StandardCharsets.UTF_8);
             ByteArrayOutputStream cmd = new ByteArrayOutputStream();

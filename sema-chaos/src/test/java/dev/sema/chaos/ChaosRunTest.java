@@ -116,5 +116,39 @@ class ChaosRunTest {
                 .hasMessageContaining("minutes=0");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("fast"))
                 .hasMessageContaining("'fast'");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("topology=mesh"))
+                .hasMessageContaining("topology=mesh");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("replicas=1"))
+                .hasMessageContaining("the single topology has no replica");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("topology=sentinel",
+                "replicas=3")).hasMessageContaining("replicas=3");
+        assertThat(ChaosRun.Options.parse("topology=sentinel").replicas()).as("the default there").isOne();
+        assertThat(ChaosRun.Options.parse("topology=sentinel", "replicas=0").replicas()).isZero();
+    }
+
+    /**
+     * A short run on Sentinel, as {@code bin/chaos topology=sentinel} runs it: each of the topology's faults
+     * once at least (the primary killed, cut off from its Sentinels, from its replicas, from some workers, and
+     * a forced failover), with every grant waiting for a replica; no violation, and the Sentinels promoted a
+     * replica at least once, the sampler following them to the new primary.
+     */
+    @Test
+    @Timeout(300)
+    void aShortRunOnSentinelFailsOverAndEndsWithNoViolation(@TempDir Path dir) throws Exception {
+        java.util.Optional<RedisServer.Binary> binary = RedisServer.Source.INSTALLED.find();
+        assumeTrue(binary.isPresent() && !binary.get().version().startsWith("6."),
+                "the sentinel topology needs an installed Redis 7");
+        ChaosRun.Options o = ChaosRun.Options.parse("topology=sentinel", "processes=3", "minutes=1", "threads=4",
+                "out=" + dir);
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
+        int code = ChaosRun.run(o, new PrintStream(said, true, StandardCharsets.UTF_8));
+        String report = said.toString(StandardCharsets.UTF_8);
+        System.out.println(report);
+        assertThat(code).as(report).isZero();
+        assertThat(report).contains("violations: 0", "PASSED", "replicas(1, 500 ms)")
+                .containsPattern("kill-primary=\\d+").containsPattern("partition-primary-sentinels=\\d+")
+                .containsPattern("partition-primary-replicas=\\d+").containsPattern("partition-primary-workers=\\d+")
+                .containsPattern("failover=\\d+")
+                .containsPattern("n\\d promoted|replaced by n\\d");
     }
 }

@@ -45,7 +45,7 @@ class SamplerTest {
     @Test
     void readsUsedAndQueuedOfAnUnpartitionedSemaphore() throws Exception {
         try (RedisSemaphores r = RedisSemaphores.connect(redis.uri());
-                Sampler sampler = new Sampler(redis, List.of(), null)) {
+                Sampler sampler = new Sampler(SingleRedis.over(redis), List.of(), null)) {
             assertThat(sampler.read("s-flat")).isEqualTo(Sampler.Counts.GONE);
             RedisSemaphore s = r.semaphore("s-flat").permits(4).build();
             try (Permit p = s.acquire(3)) {
@@ -61,7 +61,7 @@ class SamplerTest {
         for (int n = 1; n <= 3; n++) {
             String name = "s-parts-" + n;
             try (RedisSemaphores r = RedisSemaphores.connect(redis.uri());
-                    Sampler sampler = new Sampler(redis, List.of(), null)) {
+                    Sampler sampler = new Sampler(SingleRedis.over(redis), List.of(), null)) {
                 RedisSemaphore.Builder b = r.semaphore(name).permits(10);
                 for (int i = 0; i < n; i++) {
                     b.partition("p" + i, 0.1);
@@ -89,7 +89,7 @@ class SamplerTest {
     @Test
     void readsAKeyOfAFamilyAndCountsItsReturnAfterItExpired() throws Exception {
         try (RedisSemaphores r = RedisSemaphores.connect(redis.uri());
-                Sampler sampler = new Sampler(redis, List.of(), null)) {
+                Sampler sampler = new Sampler(SingleRedis.over(redis), List.of(), null)) {
             KeyedSemaphore<String> family = r.keyed("s-keyed").permits(3)
                     .expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY).build();
             assertThat(sampler.read("s-keyed:a")).isEqualTo(Sampler.Counts.GONE);

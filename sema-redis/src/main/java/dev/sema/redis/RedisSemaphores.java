@@ -31,6 +31,8 @@ import io.lettuce.core.protocol.CommandExpiryWriter;
 import io.lettuce.core.protocol.DefaultEndpoint;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
 import java.net.SocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -80,10 +82,11 @@ import java.util.function.Supplier;
  *
  * <h2>Timeouts and Redis outages</h2>
  * Every command waits at most the command timeout: the URI's {@code timeout} parameter, but at most
- * 10 seconds (and 10 seconds for a borrowed client). A client made by {@link #connect(String)} or
- * {@link #connectCluster(String)} rejects commands at once while it is disconnected, so an acquire while
+ * 10 seconds (a borrowed client's own timeout, at most 10 seconds). A client made by {@link #connect(String)}
+ * or {@link #connectCluster(String)} rejects commands at once while it is disconnected, so an acquire while
  * Redis is down fails at once with {@link RedisSemaphoreException} instead of waiting; the connection
- * itself reconnects in the background. Lettuce re-sends a command that was in flight when a connection
+ * itself reconnects in the background, trying at least once a second, so it is back within a second of
+ * Redis (a borrowed client keeps its own reconnect delay: Lettuce's default grows to 30 s). Lettuce re-sends a command that was in flight when a connection
  * dropped: every script is idempotent per request id, so a re-sent acquire, release or renewal changes
  * nothing twice. A connection that brings no reply at all for a command timeout while commands wait for
  * one (Redis stalled, or a half-open connection whose peer is gone without a word, which TCP alone may not
@@ -97,6 +100,15 @@ public final class RedisSemaphores implements AutoCloseable {
 
     /** The longest any command is waited for. */
     static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(10);
+
+    /**
+     * The longest wait between two reconnect attempts of a client made here: the delay doubles from 1 ms up to
+     * this. Lettuce's default grows to 30 s, so after an outage of some seconds (a primary killed, its replica
+     * promoted) the client came back up to as long again after Redis did, every waiter, renewal and release of
+     * the process stalled meanwhile; the permits of its lapsed leases stayed counted until some process ran a
+     * script on them again.
+     */
+    static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
 
     private static final System.Logger LOG = System.getLogger(RedisSemaphores.class.getName());
 
@@ -325,7 +337,7 @@ public final class RedisSemaphores implements AutoCloseable {
         Objects.requireNonNull(redisUri, "redisUri");
         RedisURI uri = RedisURI.create(redisUri);
         Duration timeout = min(uri.getTimeout(), MAX_COMMAND_TIMEOUT);
-        RedisClient client = RedisClient.create(uri);
+        RedisClient client = RedisClient.create(ownResources(), uri);
         client.setOptions(ClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
@@ -333,7 +345,7 @@ public final class RedisSemaphores implements AutoCloseable {
         try {
             return standalone(client, true, timeout);
         } catch (RuntimeException e) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            shutdown(client);
             throw e;
         }
     }
@@ -357,7 +369,7 @@ public final class RedisSemaphores implements AutoCloseable {
         for (RedisURI seed : seeds) {
             timeout = min(seed.getTimeout(), timeout);
         }
-        RedisClusterClient client = RedisClusterClient.create(seeds);
+        RedisClusterClient client = RedisClusterClient.create(ownResources(), seeds);
         client.setOptions(ClusterClientOptions.builder()
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(TimeoutOptions.enabled(timeout))
@@ -369,9 +381,24 @@ public final class RedisSemaphores implements AutoCloseable {
         try {
             return cluster(client, true, timeout);
         } catch (RuntimeException e) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            shutdown(client);
             throw e;
         }
+    }
+
+    /** The resources of a client made here: Lettuce's defaults, but reconnect attempts at most 1 s apart. */
+    private static ClientResources ownResources() {
+        return ClientResources.builder()
+                .reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2,
+                        TimeUnit.MILLISECONDS))
+                .build();
+    }
+
+    /** Shuts down a client made here, and its resources, which it does not own (they were given to it). */
+    private static void shutdown(AbstractRedisClient client) {
+        ClientResources resources = client.getResources();
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 
     /**
@@ -532,9 +559,14 @@ public final class RedisSemaphores implements AutoCloseable {
         client.removeListener(reconnected);
         CompletableFuture.allOf(pubsub.closeAsync(), connection.closeAsync()).join();
         if (ownsClient) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            shutdown(client);
         }
         callbacks.shutdown();
+    }
+
+    /** The client, for tests. */
+    AbstractRedisClient client() {
+        return client;
     }
 
     @Override

@@ -40,6 +40,23 @@ class RedisSemaphoreTest extends RedisTestSupport {
 
 
     /**
+     * A client made by connect() tries to reconnect at least once a second, however long Redis was away
+     * (Lettuce's default doubles the delay up to 30 s); a closed connection shuts its resources down.
+     */
+    @Test
+    void ownClientReconnectsAtLeastOnceASecond() {
+        RedisSemaphores own = RedisSemaphores.connect(uri(server));
+        io.lettuce.core.resource.ClientResources resources = own.client().getResources();
+        io.lettuce.core.resource.Delay delay = resources.reconnectDelay();
+        for (long attempt = 1; attempt <= 40; attempt++) {
+            assertThat(delay.createDelay(attempt)).as("attempt %d", attempt).isLessThanOrEqualTo(Duration.ofSeconds(1));
+        }
+        assertThat(delay.createDelay(40)).isEqualTo(Duration.ofSeconds(1));
+        own.close();
+        assertThat(resources.eventExecutorGroup().isShuttingDown()).as("resources shut down with it").isTrue();
+    }
+
+    /**
      * A borrowed client's command timeout is the connection's: its fixed {@code TimeoutOptions}, else the URI's
      * {@code timeout}, at most 10 s; so a {@code replicas} timeout the client would cut short is refused.
      */

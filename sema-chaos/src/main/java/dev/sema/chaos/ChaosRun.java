@@ -48,7 +48,7 @@ public final class ChaosRun {
             + "chaos-k[6]:2";
 
     /** The topologies {@code topology=} names. */
-    enum Kind { SINGLE, SENTINEL }
+    enum Kind { SINGLE, SENTINEL, CLUSTER }
 
     /**
      * What the command line asked for.
@@ -113,12 +113,16 @@ public final class ChaosRun {
             if (!(m > 0)) {
                 throw new IllegalArgumentException("minutes=" + m + ": must be positive");
             }
-            int r = replicas != null ? replicas : topology == Kind.SINGLE ? 0 : 1;
+            int r = replicas != null ? replicas : topology == Kind.SENTINEL ? 1 : 0;
             if (r < 0 || r > 2) {
                 throw new IllegalArgumentException("replicas=" + r + ": 0, 1 or 2 (the sentinel topology has 2)");
             }
             if (r > 0 && topology == Kind.SINGLE) {
                 throw new IllegalArgumentException("replicas=" + r + ": the single topology has no replica");
+            }
+            if (r > 0 && topology == Kind.CLUSTER) {
+                throw new IllegalArgumentException("replicas=" + r + ": not on Redis Cluster, where WAIT cannot"
+                        + " follow a script's writes (RedisSemaphore.Builder.replicas refuses it)");
             }
             if (out == null) {
                 out = Path.of("sema-chaos", "target", "chaos",
@@ -134,7 +138,7 @@ public final class ChaosRun {
             try {
                 return Kind.valueOf(v.toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("topology=" + v + ": single or sentinel");
+                throw new IllegalArgumentException("topology=" + v + ": single, sentinel or cluster");
             }
         }
 
@@ -178,6 +182,7 @@ public final class ChaosRun {
         try (Topology topology = switch (o.topology()) {
                     case SINGLE -> SingleRedis.start(binary);
                     case SENTINEL -> SentinelRedis.start(binary, o.out());
+                    case CLUSTER -> ClusterRedis.start(binary, o.out());
                 };
                 HistoryWriter writer = HistoryWriter.toFile(o.out().resolve("scheduler.hist"))) {
             out.println("chaos: topology " + topology.describe() + (o.replicas() > 0

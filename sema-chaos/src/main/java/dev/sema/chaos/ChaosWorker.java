@@ -15,6 +15,10 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.RedisClusterURIUtil;
 import io.lettuce.core.internal.HostAndPort;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
@@ -239,16 +243,11 @@ public final class ChaosWorker {
                 if (ports.isEmpty()) {
                     return RedisSemaphores.connect(uri);
                 }
+                if (uri.startsWith("cluster:")) {
+                    return connectCluster(uri.substring("cluster:".length()), ports);
+                }
                 RedisURI u = RedisURI.create(uri);
-                ClientResources resources = ClientResources.builder()
-                        .reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), Duration.ofSeconds(1), 2,
-                                TimeUnit.MILLISECONDS))
-                        .socketAddressResolver(
-                        MappingSocketAddressResolver.create((HostAndPort hp) -> {
-                            Integer proxy = ports.get(hp.getPort());
-                            return proxy == null ? hp : HostAndPort.of("127.0.0.1", proxy);
-                        })).build();
-                client = RedisClient.create(resources, u);
+                client = RedisClient.create(resources(ports), u);
                 client.setOptions(ClientOptions.builder()
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .timeoutOptions(TimeoutOptions.enabled(u.getTimeout()))
@@ -263,6 +262,37 @@ public final class ChaosWorker {
                 }
                 Thread.sleep(500);
             }
+        }
+    }
+
+    /** Resources as {@link RedisSemaphores#connect} gives its clients, and the port map of this process. */
+    private static ClientResources resources(Map<Integer, Integer> ports) {
+        return ClientResources.builder()
+                .reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), Duration.ofSeconds(1), 2,
+                        TimeUnit.MILLISECONDS))
+                .socketAddressResolver(MappingSocketAddressResolver.create((HostAndPort hp) -> {
+                    Integer proxy = ports.get(hp.getPort());
+                    return proxy == null ? hp : HostAndPort.of("127.0.0.1", proxy);
+                })).build();
+    }
+
+    /** A cluster client with the options {@link RedisSemaphores#connectCluster} sets, given every node. */
+    private static RedisSemaphores connectCluster(String uri, Map<Integer, Integer> ports) {
+        List<RedisURI> seeds = RedisClusterURIUtil.toRedisURIs(java.net.URI.create(uri));
+        RedisClusterClient client = RedisClusterClient.create(resources(ports), seeds);
+        try {
+            client.setOptions(ClusterClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .timeoutOptions(TimeoutOptions.enabled(seeds.get(0).getTimeout()))
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                            .enableAllAdaptiveRefreshTriggers()
+                            .enablePeriodicRefresh(Duration.ofMinutes(1))
+                            .build())
+                    .build());
+            return RedisSemaphores.using(client); // the process's exit ends the client
+        } catch (RuntimeException e) {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            throw e;
         }
     }
 

@@ -57,13 +57,16 @@ final class Faults {
     }
 
     /**
-     * Injects faults until {@code end}: first each of the topology's own faults once, in random order (so that
-     * even a short run fails over), then faults drawn at random by weight.
+     * Injects faults until {@code end}: first each of the topology's own faults once, the first of them first
+     * and the others in random order (so that even a short run fails over), then faults drawn at random by
+     * weight.
      */
     void runUntil(long end) throws Exception {
         long lastReport = System.nanoTime();
         List<Topology.Fault> opening = new ArrayList<>(topology.faults());
-        Collections.shuffle(opening, random);
+        if (!opening.isEmpty()) {
+            Collections.shuffle(opening.subList(1, opening.size()), random); // the first first: see Topology.faults
+        }
         while (System.nanoTime() - end < 0) {
             sleep(Duration.ofMillis(300 + random.nextInt(1_700)));
             if (System.nanoTime() - end >= 0) {
@@ -104,6 +107,11 @@ final class Faults {
             fleet.resume(s);
         }
         topology.heal(out);
+    }
+
+    /** The semaphores of the run, as Redis names them (each key of a keyed family), for a topology's faults. */
+    List<String> semaphores() {
+        return ChaosWorker.parse(o.semaphores()).stream().flatMap(x -> x.semaphores().stream()).toList();
     }
 
     /** The workers' slots, for a topology's faults. */

@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * {@code final} counts. A passive observer: it runs no script, so it neither ends expired leases nor serves
  * the queue (the workers' own scripts do), and it talks to Redis directly, not through a proxy: to the node
  * that {@link Topology#locate} names for the semaphore at each read (after a failover, the new primary, as
- * the Sentinels name it), asked without the client under test.
+ * the Sentinels name it; on a cluster, the slot's owner, following {@code -MOVED} and {@code -ASK} while a
+ * slot moves), asked without the client under test.
  *
  * <p>It reads a keyed family's keys as the semaphores they are ({@code family:key}). A key idle for its
  * expiry is gone from Redis: nothing is held or queued then, and that is what it records. It counts the
@@ -161,36 +162,25 @@ final class Sampler implements AutoCloseable {
                 socket.setSoTimeout(2_000);
                 socketPort = port;
             }
-            byte[] key = ("sem:{" + name + "}:meta").getBytes(StandardCharsets.UTF_8);
-            ByteArrayOutputStream cmd = new ByteArrayOutputStream();
-            cmd.writeBytes(("*2\r\n$3\r\nGET\r\n$" + key.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
-            cmd.writeBytes(key);
-            cmd.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
-            OutputStream w = socket.getOutputStream();
-            w.write(cmd.toByteArray());
-            w.flush();
-            DataInputStream r = new DataInputStream(socket.getInputStream());
-            String head = line(r);
-            if (head.equals("$-1")) {
-                return Counts.GONE;
-            }
-            if (!head.startsWith("$")) {
-                throw new IOException("GET answered " + head);
-            }
-            byte[] v = new byte[Integer.parseInt(head.substring(1))];
-            r.readFully(v);
-            line(r);
-            ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
-            if (v.length >= QLEN + 8 && v[0] == 4) {
-                return new Counts((long) b.getDouble(USED), (long) b.getDouble(QLEN), true);
-            }
-            if (v.length >= P_USED + 8 && v[0] == 5) {
-                int n = (int) b.getDouble(P_N);
-                if (n > 0 && v.length >= P_USED + 8 * n + 8) {
-                    return new Counts((long) b.getDouble(P_USED + 8 * n), (long) b.getDouble(P_QLEN), true);
+            Object reply = getMeta(socket, name, false);
+            if (reply instanceof String redirect) {
+                // -MOVED (the slot has a new owner) or -ASK (its keys are moving there): once more, there
+                String[] parts = redirect.split(" ");
+                String at = parts[parts.length - 1];
+                int to = topology.target(Integer.parseInt(at.substring(at.lastIndexOf(':') + 1)));
+                boolean ask = redirect.startsWith("-ASK");
+                if (!ask) {
+                    topology.moved();
+                }
+                try (Socket there = new Socket("127.0.0.1", to)) {
+                    there.setSoTimeout(2_000);
+                    reply = getMeta(there, name, ask);
+                }
+                if (reply instanceof String again) {
+                    throw new IOException("redirected twice: " + redirect + ", then " + again);
                 }
             }
-            throw new IOException("not a meta value of schema 4 or 5 (" + v.length + " bytes, version " + v[0] + ")");
+            return (Counts) reply;
         } catch (IOException | RuntimeException e) {
             try {
                 if (socket != null) {
@@ -202,6 +192,55 @@ final class Sampler implements AutoCloseable {
             socket = null;
             return null; // Redis restarting: no sample this time
         }
+    }
+
+    /**
+     * GET of the semaphore's meta value on {@code s} (after ASKING, when {@code asking}): its counts, or the
+     * redirection ({@code -MOVED ...} or {@code -ASK ...}) as a String.
+     */
+    private static Object getMeta(Socket s, String name, boolean asking) throws IOException {
+        byte[] key = ("sem:{" + name + "}:meta").getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream cmd = new ByteArrayOutputStream();
+        if (asking) {
+            cmd.writeBytes("*1\r\n$6\r\nASKING\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
+        cmd.writeBytes(("*2\r\n$3\r\nGET\r\n$" + key.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        cmd.writeBytes(key);
+        cmd.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
+        OutputStream w = s.getOutputStream();
+        w.write(cmd.toByteArray());
+        w.flush();
+        DataInputStream r = new DataInputStream(s.getInputStream());
+        if (asking) {
+            String ok = line(r);
+            if (!ok.equals("+OK")) {
+                throw new IOException("ASKING answered " + ok);
+            }
+        }
+        String head = line(r);
+        if (head.equals("$-1")) {
+            return Counts.GONE;
+        }
+        if (head.startsWith("-MOVED ") || head.startsWith("-ASK ")) {
+            return head;
+        }
+        if (!head.startsWith("$")) {
+            throw new IOException("GET answered " + head);
+        }
+        byte[] v = new byte[Integer.parseInt(head.substring(1))];
+        r.readFully(v);
+        line(r);
+        ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
+        if (v.length >= QLEN + 8 && v[0] == 4) {
+            return new Counts((long) b.getDouble(USED), (long) b.getDouble(QLEN), true);
+        }
+        if (v.length >= P_USED + 8 && v[0] == 5) {
+            int n = (int) b.getDouble(P_N);
+            if (n > 0 && v.length >= P_USED + 8 * n + 8) {
+                return new Counts((long) b.getDouble(P_USED + 8 * n), (long) b.getDouble(P_QLEN), true);
+            }
+        }
+        throw new IOException("not a meta value of schema 4 or 5 (" + v.length + " bytes, version " + v[0] + ")");
     }
 
     private static String line(DataInputStream r) throws IOException {

@@ -83,7 +83,9 @@ final class SentinelRedis extends Topology {
                 t.sentinels.add(RedisServer.builder(binary).directory(dir.resolve("s" + i)).sentinel(List.of(
                         "sentinel monitor " + MASTER + " 127.0.0.1 " + t.nodeProxies.get(0).port() + " 2",
                         "sentinel down-after-milliseconds " + MASTER + " 1000",
-                        "sentinel failover-timeout " + MASTER + " 4000",
+                        "sentinel failover-timeout " + MASTER + " 3000",
+                        // Else it announces the address it connects from, where nothing listens.
+                        "sentinel announce-ip 127.0.0.1",
                         "sentinel parallel-syncs " + MASTER + " 2"))
                         .args("--protected-mode", "no", "--bind-source-addr", SENTINELS).start());
             }

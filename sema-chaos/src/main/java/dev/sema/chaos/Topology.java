@@ -9,8 +9,8 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * Where a chaos run's Redis lives and how its workers reach it: one Redis ({@link SingleRedis}), or a primary
- * with replicas watched by Sentinels ({@link SentinelRedis}).
+ * Where a chaos run's Redis lives and how its workers reach it: one Redis ({@link SingleRedis}), a primary
+ * with replicas watched by Sentinels ({@link SentinelRedis}), or a Redis Cluster ({@link ClusterRedis}).
  *
  * <p>Every Redis process a worker talks to is an {@link Endpoint}; each worker reaches each endpoint through a
  * {@link FaultProxy} of its own (see {@link Fleet}), so the scheduler can cut one worker from one node. On a
@@ -24,7 +24,7 @@ import java.util.Random;
  * acting (as {@link Faults}'s own do); {@link #heal} leaves every process running and one primary serving, so
  * that the run's end finds the permits back on the primary that the sampler reads.
  */
-abstract sealed class Topology implements AutoCloseable permits SingleRedis, SentinelRedis {
+abstract sealed class Topology implements AutoCloseable permits SingleRedis, SentinelRedis, ClusterRedis {
 
     /** The loopback address Sentinels connect from ({@code bind-source-addr}). */
     static final String SENTINELS = "127.0.0.2";
@@ -64,6 +64,20 @@ abstract sealed class Topology implements AutoCloseable permits SingleRedis, Sen
     /** The port where {@code semaphore}'s primary answers now, or -1 if none is known at the moment. */
     abstract int locate(String semaphore);
 
+    /** The port where the node advertised at {@code advertised} answers, or -1 (a redirection names it so). */
+    int target(int advertised) {
+        for (Endpoint e : endpoints()) {
+            if (e.advertised() == advertised) {
+                return e.target();
+            }
+        }
+        return -1;
+    }
+
+    /** Told when a read was redirected ({@code -MOVED}): the topology reads where slots live again. */
+    void moved() {
+    }
+
     /** The server that a Redis restart and SCRIPT FLUSH hit: the primary, now. */
     abstract RedisServer primary() throws IOException;
 
@@ -75,6 +89,7 @@ abstract sealed class Topology implements AutoCloseable permits SingleRedis, Sen
         server.restart();
     }
 
+    /** The topology's own faults; the first is the run's first fault (a primary killed, on a fresh topology). */
     abstract List<Fault> faults();
 
     /** Ends every topology fault and waits until one primary serves, every node running. */

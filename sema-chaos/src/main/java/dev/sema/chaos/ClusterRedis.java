@@ -1,0 +1,520 @@
+package dev.sema.chaos;
+
+import dev.sema.testing.FaultProxy;
+import dev.sema.testing.RedisServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * A Redis Cluster of three primaries with a replica each, every node with an append-only file and a node
+ * timeout of 2 s: the workers connect as users do, with a cluster client given every node, and follow
+ * redirections and failovers.
+ *
+ * <p>Each node advertises its node proxies ({@code cluster-announce-port}, {@code cluster-announce-bus-port}),
+ * so replication, the cluster bus and MIGRATE all go through them, and connects from a loopback address of its
+ * own ({@code bind-source-addr} 127.0.1.<i>i+1</i>), so a node proxy tells which node a link comes from: the
+ * scheduler can cut one node from everything, or a primary from the other nodes while workers still reach it.
+ *
+ * <table>
+ *   <caption>The topology's faults, beside {@link Faults}'s (L = the lease)</caption>
+ *   <tr><th>kind</th><th>weight</th><th>what</th></tr>
+ *   <tr><td>kill-primary</td><td>2</td><td>a primary killed (SIGKILL); restarted from its file once its replica
+ *       took over, or after 4 to 10 s</td></tr>
+ *   <tr><td>migrate-slot</td><td>3</td><td>the slot of one of the run's semaphores moved to another primary while
+ *       it is used: IMPORTING and MIGRATING, 0 to 1 L, MIGRATE of its keys (all at once), 0 to 1 L, then the
+ *       new owner on every node</td></tr>
+ *   <tr><td>partition-node</td><td>2</td><td>one node (primary or replica) cut off from everything, both ways,
+ *       0.5 to 3 L</td></tr>
+ *   <tr><td>partition-primary-cluster</td><td>1</td><td>a primary cut off from the other nodes only; the workers
+ *       still reach it, 0.5 to 3 L</td></tr>
+ * </table>
+ * A Redis restart and SCRIPT FLUSH hit one primary of the moment.
+ *
+ * <p>Needs Redis 7 or newer ({@code bind-source-addr}, {@code CLUSTER MEET} with a bus port).
+ */
+final class ClusterRedis extends Topology {
+    static final int SLOTS = 16384;
+    private static final int PRIMARIES = 3;
+
+    private final List<RedisServer> nodes = new ArrayList<>();
+    private final List<FaultProxy> clientProxies = new ArrayList<>();
+    private final List<FaultProxy> busProxies = new ArrayList<>();
+    /** Slot to the advertised port of its owner, as CLUSTER SLOTS last said; refreshed by {@link #refresh}. */
+    private final int[] owners = new int[SLOTS];
+    private volatile long refreshedAt;
+
+    private ClusterRedis() {
+    }
+
+    static ClusterRedis start(RedisServer.Binary binary, Path dir) throws Exception {
+        if (!atLeast7(binary.version())) {
+            throw new IllegalStateException("topology=cluster needs Redis 7 or newer (bind-source-addr), found "
+                    + binary);
+        }
+        ClusterRedis t = new ClusterRedis();
+        try {
+            int count = 2 * PRIMARIES;
+            for (int i = 0; i < count; i++) {
+                RedisServer n = RedisServer.builder(binary).cluster().appendOnly().directory(dir.resolve("n" + i))
+                        .args("--protected-mode", "no", "--bind-source-addr", source(i),
+                                "--cluster-node-timeout", "2000", "--cluster-announce-ip", "127.0.0.1",
+                                "--cluster-replica-validity-factor", "0", "--repl-ping-replica-period", "1")
+                        .start();
+                t.nodes.add(n);
+                t.clientProxies.add(FaultProxy.start("127.0.0.1", n.port()));
+                t.busProxies.add(FaultProxy.start("127.0.0.1", n.port() + 10_000));
+                t.announce(i);
+            }
+            for (int i = 0; i < PRIMARIES; i++) {
+                t.call(i, "CLUSTER", "SET-CONFIG-EPOCH", Integer.toString(i + 1));
+                int from = i * SLOTS / PRIMARIES;
+                int to = (i + 1) * SLOTS / PRIMARIES - 1;
+                t.call(i, "CLUSTER", "ADDSLOTSRANGE", Integer.toString(from), Integer.toString(to));
+            }
+            for (int i = 1; i < count; i++) {
+                t.call(0, "CLUSTER", "MEET", "127.0.0.1", Integer.toString(t.clientProxies.get(i).port()),
+                        Integer.toString(t.busProxies.get(i).port()));
+            }
+            await("every node knowing the 6", Duration.ofSeconds(30), () -> {
+                for (int i = 0; i < count; i++) {
+                    if (!t.info(i).contains("cluster_known_nodes:" + count + "\r")) {
+                        return false;
+                    }
+                }
+                return true;
+            });
+            for (int i = PRIMARIES; i < count; i++) {
+                String primaryId = String.valueOf(t.call(i - PRIMARIES, "CLUSTER", "MYID"));
+                t.call(i, "CLUSTER", "REPLICATE", primaryId);
+            }
+            await("the cluster serving every slot, each primary with its replica in sync", Duration.ofSeconds(60),
+                    t::healthy);
+            t.refresh();
+            return t;
+        } catch (Exception | Error e) {
+            t.close();
+            throw e;
+        }
+    }
+
+    private static boolean atLeast7(String version) {
+        try {
+            return Integer.parseInt(version.split("\\.")[0]) >= 7;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /** The loopback address node {@code i} connects from. */
+    static String source(int i) {
+        return "127.0.1." + (i + 1);
+    }
+
+    private Object call(int node, String... command) throws IOException {
+        Object r = Resp.call(nodes.get(node).port(), 5_000, command);
+        if (r instanceof Resp.Error e) {
+            throw new IOException("n" + node + ": " + String.join(" ", command) + " answered " + e.message());
+        }
+        return r;
+    }
+
+    private String info(int node) {
+        try {
+            return String.valueOf(Resp.call(nodes.get(node).port(), 1_000, "CLUSTER", "INFO"));
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    /** The node advertises its node proxies (a restart loses what CONFIG SET gave it). */
+    private void announce(int i) throws IOException {
+        call(i, "CONFIG", "SET", "cluster-announce-port", Integer.toString(clientProxies.get(i).port()),
+                "cluster-announce-bus-port", Integer.toString(busProxies.get(i).port()));
+    }
+
+    /** Every node running says the cluster is ok, and every primary has a replica in sync. */
+    private boolean healthy() {
+        int primaries = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            if (!nodes.get(i).isRunning()) {
+                return false;
+            }
+            String ci = info(i);
+            if (!ci.contains("cluster_state:ok") || !ci.contains("cluster_slots_ok:" + SLOTS + "\r")) {
+                return false;
+            }
+            String repl = replication(i);
+            if (repl.contains("role:master")) {
+                primaries++;
+                if (!repl.contains("connected_slaves:1")) {
+                    return false;
+                }
+            } else if (!repl.contains("master_link_status:up")) {
+                return false;
+            }
+        }
+        return primaries == PRIMARIES;
+    }
+
+    private String replication(int i) {
+        try {
+            return String.valueOf(Resp.call(nodes.get(i).port(), 1_000, "INFO", "replication"));
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    private interface Check {
+        boolean ok() throws Exception;
+    }
+
+    private static void await(String what, Duration within, Check check) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!check.ok()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("cluster topology: no " + what + " within " + within.toSeconds()
+                        + " s");
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    @Override
+    String describe() {
+        return "cluster (3 primaries with a replica each, append-only files, node timeout 2 s)";
+    }
+
+    @Override
+    List<Endpoint> endpoints() {
+        List<Endpoint> e = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            e.add(new Endpoint("n" + i, clientProxies.get(i).port(), nodes.get(i).port()));
+        }
+        return e;
+    }
+
+    @Override
+    String workerUri(Map<String, FaultProxy> proxies) {
+        StringJoiner seeds = new StringJoiner(",");
+        for (FaultProxy p : clientProxies) {
+            seeds.add("127.0.0.1:" + p.port()); // advertised: mapped to the worker's own proxies by its client
+        }
+        return "cluster:redis://" + seeds + "?timeout=1s";
+    }
+
+    @Override
+    boolean mapped() {
+        return true;
+    }
+
+    @Override
+    int locate(String semaphore) {
+        if (System.nanoTime() - refreshedAt > TimeUnit.SECONDS.toNanos(1)) {
+            refresh();
+        }
+        return target(owners[slot(semaphore)]);
+    }
+
+    @Override
+    void moved() {
+        refresh();
+    }
+
+    /** The hash slot of a semaphore's keys ({@code sem:{name}:...}): CRC16 (XMODEM) of the name, mod 16384. */
+    static int slot(String semaphore) {
+        int crc = 0;
+        for (byte b : semaphore.getBytes(StandardCharsets.UTF_8)) {
+            crc ^= (b & 0xff) << 8;
+            for (int k = 0; k < 8; k++) {
+                crc = (crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1;
+            }
+        }
+        return (crc & 0xffff) % SLOTS;
+    }
+
+    /** Reads CLUSTER SLOTS from the first node that answers. */
+    private synchronized void refresh() {
+        for (int i = 0; i < nodes.size(); i++) {
+            try {
+                Object r = Resp.call(nodes.get(i).port(), 1_000, "CLUSTER", "SLOTS");
+                if (!(r instanceof List<?> ranges) || ranges.isEmpty()) {
+                    continue;
+                }
+                for (Object o : ranges) {
+                    List<?> range = (List<?>) o;
+                    int from = ((Long) range.get(0)).intValue();
+                    int to = ((Long) range.get(1)).intValue();
+                    int port = ((Long) ((List<?>) range.get(2)).get(1)).intValue();
+                    for (int s = from; s <= to; s++) {
+                        owners[s] = port;
+                    }
+                }
+                refreshedAt = System.nanoTime();
+                return;
+            } catch (IOException | RuntimeException e) {
+                // the next node
+            }
+        }
+    }
+
+    /** The primaries of the moment, by node index. */
+    private List<Integer> primaries() {
+        List<Integer> p = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            if (nodes.get(i).isRunning() && replication(i).contains("role:master")) {
+                p.add(i);
+            }
+        }
+        return p;
+    }
+
+    @Override
+    RedisServer primary() throws IOException {
+        List<Integer> p = primaries();
+        if (p.isEmpty()) {
+            throw new IOException("no primary answers");
+        }
+        return nodes.get(p.get(0));
+    }
+
+    @Override
+    String nameOf(RedisServer server) {
+        return "n" + nodes.indexOf(server);
+    }
+
+    @Override
+    void restart(RedisServer server) throws IOException, InterruptedException {
+        server.restart(); // its nodes file brings back its place in the cluster
+        announce(nodes.indexOf(server));
+    }
+
+    /** The node that owns {@code slot}, as CLUSTER SLOTS says now, by index; -1 if unknown. */
+    private int ownerOf(int slot) {
+        refresh();
+        int port = owners[slot];
+        for (int i = 0; i < nodes.size(); i++) {
+            if (clientProxies.get(i).port() == port) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static Predicate<FaultProxy.Link> from(String address) {
+        return l -> {
+            InetAddress a = l.client();
+            return a != null && a.getHostAddress().equals(address);
+        };
+    }
+
+    @Override
+    List<Fault> faults() {
+        return List.of(
+                fault("kill-primary", 2, (f, r) -> {
+                    List<Integer> p = primaries();
+                    int victim = p.get(r.nextInt(p.size()));
+                    String target = "n" + victim;
+                    f.begin("kill-primary", target);
+                    nodes.get(victim).kill();
+                    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4_000 + r.nextInt(6_000));
+                    boolean replaced = false;
+                    while (!replaced && System.nanoTime() - deadline < 0) {
+                        Thread.sleep(100);
+                        replaced = primaries().size() == PRIMARIES;
+                    }
+                    restart(nodes.get(victim));
+                    f.end("kill-primary", target);
+                    f.note("kill-primary " + target + (replaced ? ": its replica took over" : ": back before a failover"));
+                }),
+                fault("migrate-slot", 3, (f, r) -> migrate(f, r)),
+                fault("partition-node", 2, (f, r) -> {
+                    int victim = r.nextInt(nodes.size());
+                    isolate(f, "partition-node", victim, true, f.leases(0.5, 3));
+                }),
+                fault("partition-primary-cluster", 1, (f, r) -> {
+                    List<Integer> p = primaries();
+                    isolate(f, "partition-primary-cluster", p.get(r.nextInt(p.size())), false, f.leases(0.5, 3));
+                }));
+    }
+
+    /**
+     * Cuts node {@code victim} from the other nodes, both ways: its own node proxies, and the other nodes' proxies
+     * for links from its address; with {@code workers}, from every worker too.
+     */
+    private void isolate(Faults f, String kind, int victim, boolean workers, Duration length) throws Exception {
+        String target = "n" + victim;
+        f.begin(kind, target);
+        // Node proxies carry only the nodes' own links (replication, the bus, MIGRATE): workers have proxies of
+        // their own, and the sampler reads the nodes directly.
+        clientProxies.get(victim).partition(FaultProxy.Direction.BOTH);
+        busProxies.get(victim).partition(FaultProxy.Direction.BOTH);
+        for (int i = 0; i < nodes.size(); i++) {
+            if (i != victim) {
+                clientProxies.get(i).partition(FaultProxy.Direction.BOTH, from(source(victim)));
+                busProxies.get(i).partition(FaultProxy.Direction.BOTH, from(source(victim)));
+            }
+        }
+        if (workers) {
+            for (Fleet.Slot s : f.slots()) {
+                s.proxies.get(target).partition(FaultProxy.Direction.BOTH);
+            }
+        }
+        Faults.sleep(length);
+        healProxies();
+        if (workers) {
+            for (Fleet.Slot s : f.slots()) {
+                s.proxies.get(target).heal();
+            }
+        }
+        f.end(kind, target);
+    }
+
+    private void healProxies() {
+        clientProxies.forEach(FaultProxy::heal);
+        busProxies.forEach(FaultProxy::heal);
+    }
+
+    /** Moves the slot of one of the run's semaphores to another primary, as a resharding does, while it is used. */
+    private void migrate(Faults f, Random r) throws Exception {
+        List<String> names = f.semaphores();
+        String name = names.get(r.nextInt(names.size()));
+        int slot = slot(name);
+        int from = ownerOf(slot);
+        List<Integer> others = primaries();
+        others.remove(Integer.valueOf(from));
+        if (from < 0 || others.isEmpty()) {
+            f.note("migrate-slot " + name + ": skipped, no owner or no other primary known");
+            return;
+        }
+        int to = others.get(r.nextInt(others.size()));
+        String target = name + " slot " + slot + " n" + from + ">n" + to;
+        f.begin("migrate-slot", target);
+        String fromId = String.valueOf(call(from, "CLUSTER", "MYID"));
+        String toId = String.valueOf(call(to, "CLUSTER", "MYID"));
+        String s = Integer.toString(slot);
+        try {
+            call(to, "CLUSTER", "SETSLOT", s, "IMPORTING", fromId);
+            call(from, "CLUSTER", "SETSLOT", s, "MIGRATING", toId);
+            Faults.sleep(f.leases(0, 1));
+            int moved = 0;
+            for (;;) {
+                List<?> keys = (List<?>) call(from, "CLUSTER", "GETKEYSINSLOT", s, "100");
+                if (keys.isEmpty()) {
+                    break;
+                }
+                List<String> command = new ArrayList<>(List.of("MIGRATE", "127.0.0.1",
+                        Integer.toString(clientProxies.get(to).port()), "", "0", "5000", "KEYS"));
+                for (Object k : keys) {
+                    command.add(String.valueOf(k));
+                }
+                call(from, command.toArray(String[]::new)); // every key at once: the semaphore moves whole
+                moved += keys.size();
+            }
+            Faults.sleep(f.leases(0, 1));
+            call(to, "CLUSTER", "SETSLOT", s, "NODE", toId);
+            call(from, "CLUSTER", "SETSLOT", s, "NODE", toId);
+            for (int i : primaries()) {
+                if (i != from && i != to) {
+                    call(i, "CLUSTER", "SETSLOT", s, "NODE", toId);
+                }
+            }
+            f.end("migrate-slot", target);
+            f.note("migrate-slot " + target + ": " + moved + " keys");
+        } catch (IOException | RuntimeException e) {
+            // Leaves no slot half-moved: back to stable where it is (keys already moved are found by ASK no
+            // more, so give the slot to whichever node has its meta key).
+            f.end("migrate-slot", target);
+            f.note("migrate-slot " + target + ": failed (" + e.getMessage() + "); settling the slot");
+            settle(slot, fromId, toId, from, to);
+        }
+        refresh();
+    }
+
+    private void settle(int slot, String fromId, String toId, int from, int to) {
+        String s = Integer.toString(slot);
+        try {
+            long left = (Long) call(from, "CLUSTER", "COUNTKEYSINSLOT", s);
+            String owner = left > 0 ? fromId : toId;
+            for (int i : primaries()) {
+                call(i, "CLUSTER", "SETSLOT", s, "NODE", owner);
+            }
+        } catch (IOException | RuntimeException e) {
+            // heal() waits for the cluster to be whole again, and says so if it is not
+        }
+    }
+
+    private interface Action {
+        void inject(Faults f, Random r) throws Exception;
+    }
+
+    private static Fault fault(String kind, int weight, Action action) {
+        return new Fault() {
+            @Override
+            public String kind() {
+                return kind;
+            }
+
+            @Override
+            public int weight() {
+                return weight;
+            }
+
+            @Override
+            public void inject(Faults faults, Random random) throws Exception {
+                action.inject(faults, random);
+            }
+        };
+    }
+
+    @Override
+    void heal(PrintStream out) throws Exception {
+        healProxies();
+        for (RedisServer n : nodes) {
+            if (!n.isRunning()) {
+                restart(n);
+            }
+        }
+        long started = System.nanoTime();
+        try {
+            await("cluster serving every slot, each primary with its replica in sync", Duration.ofSeconds(60),
+                    this::healthy);
+        } catch (IllegalStateException e) {
+            out.println("chaos: " + e.getMessage());
+            return;
+        }
+        refresh();
+        out.printf("chaos: cluster whole again, %d ms after the faults%n",
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+    }
+
+    @Override
+    public void close() throws Exception {
+        Exception first = null;
+        List<AutoCloseable> all = new ArrayList<>(clientProxies);
+        all.addAll(busProxies);
+        all.addAll(nodes);
+        for (AutoCloseable c : all) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

@@ -33,7 +33,9 @@ import java.util.stream.Collectors;
  * reaching its caller, to show that the checker flags what that lets through. Keys: {@code processes} (6),
  * {@code minutes}, {@code seed}, {@code threads} per process (8), {@code lease} in ms (2000), {@code out}
  * (the directory for the histories, the logs and the report; default
- * {@code sema-chaos/target/chaos/<time>}). Exit status 0 when the checker finds no violation, 1 when it
+ * {@code sema-chaos/target/chaos/<time>}), {@code topology} ({@code single}, {@code sentinel} or
+ * {@code cluster}: see {@link Topology}) and {@code replicas} (sentinel only: how many replicas every grant
+ * waits for, 1 by default). Exit status 0 when the checker finds no violation, 1 when it
  * finds some, 2 when the run itself failed.
  */
 public final class ChaosRun {

@@ -299,16 +299,42 @@ final class ClusterRedis extends Topology {
         announce(nodes.indexOf(server));
     }
 
-    /** The node that owns {@code slot}, as CLUSTER SLOTS says now, by index; -1 if unknown. */
+    /**
+     * The primary that owns {@code slot} by its own account (CLUSTER NODES, its "myself" line), by index; -1 if
+     * none says so. Another node's CLUSTER SLOTS may still name an owner that a failover replaced.
+     */
     private int ownerOf(int slot) {
-        refresh();
-        int port = owners[slot];
-        for (int i = 0; i < nodes.size(); i++) {
-            if (clientProxies.get(i).port() == port) {
-                return i;
+        for (int i : primaries()) {
+            try {
+                for (String line : String.valueOf(Resp.call(nodes.get(i).port(), 1_000, "CLUSTER", "NODES"))
+                        .split("\n")) {
+                    if (line.contains("myself") && owns(line, slot)) {
+                        return i;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // the next primary
             }
         }
         return -1;
+    }
+
+    /** Whether a CLUSTER NODES line lists {@code slot} among its node's slots (fields 9 on: a, a-b, [migrating]). */
+    static boolean owns(String line, int slot) {
+        String[] f = line.trim().split(" ");
+        for (int k = 8; k < f.length; k++) {
+            String range = f[k];
+            if (range.startsWith("[")) {
+                continue;
+            }
+            int dash = range.indexOf('-');
+            int from = Integer.parseInt(dash < 0 ? range : range.substring(0, dash));
+            int to = dash < 0 ? from : Integer.parseInt(range.substring(dash + 1));
+            if (slot >= from && slot <= to) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Predicate<FaultProxy.Link> from(String address) {

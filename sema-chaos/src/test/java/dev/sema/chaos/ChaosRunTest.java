@@ -122,6 +122,8 @@ class ChaosRunTest {
                 .hasMessageContaining("the single topology has no replica");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("topology=sentinel",
                 "replicas=3")).hasMessageContaining("replicas=3");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("topology=cluster",
+                "replicas=1")).hasMessageContaining("not on Redis Cluster");
         assertThat(ChaosRun.Options.parse("topology=sentinel").replicas()).as("the default there").isOne();
         assertThat(ChaosRun.Options.parse("topology=sentinel", "replicas=0").replicas()).isZero();
     }
@@ -151,5 +153,45 @@ class ChaosRunTest {
                 .containsPattern("partition-primary-replicas=\\d+").containsPattern("partition-primary-workers=\\d+")
                 .containsPattern("failover=\\d+")
                 .containsPattern("kill-primary n0: replaced by n[12]").containsPattern("n\\d promoted");
+    }
+
+    /**
+     * A short run on Redis Cluster, as {@code bin/chaos topology=cluster} runs it: each of the topology's faults
+     * once at least (a primary killed, a semaphore's slot moved while it is used, one node cut off, a primary cut
+     * from the other nodes); no violation, a replica took over, and the moved slot's keys went with it.
+     */
+    @Test
+    @Timeout(300)
+    void aShortRunOnClusterFailsOverMovesSlotsAndEndsWithNoViolation(@TempDir Path dir) throws Exception {
+        java.util.Optional<RedisServer.Binary> binary = RedisServer.Source.INSTALLED.find();
+        assumeTrue(binary.isPresent() && !binary.get().version().startsWith("6."),
+                "the cluster topology needs an installed Redis 7");
+        ChaosRun.Options o = ChaosRun.Options.parse("topology=cluster", "processes=3", "minutes=1", "threads=4",
+                "out=" + dir);
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
+        int code = ChaosRun.run(o, new PrintStream(said, true, StandardCharsets.UTF_8));
+        String report = said.toString(StandardCharsets.UTF_8);
+        System.out.println(report);
+        assertThat(code).as(report).isZero();
+        assertThat(report).contains("violations: 0", "PASSED")
+                .containsPattern("kill-primary=\\d+").containsPattern("migrate-slot=\\d+")
+                .containsPattern("partition-node=\\d+").containsPattern("partition-primary-cluster=\\d+")
+                .containsPattern("kill-primary n\\d: its replica took over")
+                .containsPattern("migrate-slot \\S+ slot \\d+ n\\d>n\\d: \\d+ keys");
+    }
+
+    /** The slot of a semaphore is that of its hash tag, {@code {name}}, as Redis Cluster computes it. */
+    @Test
+    void aSemaphoresSlotIsItsNamesCrc16() {
+        assertThat(ClusterRedis.slot("123456789")).isEqualTo(0x31C3 % ClusterRedis.SLOTS); // CRC16/XMODEM check
+        assertThat(ClusterRedis.slot("chaos-2")).isEqualTo(8320); // CLUSTER KEYSLOT sem:{chaos-2}:meta
+        assertThat(ClusterRedis.slot("chaos-k:key1")).isEqualTo(14311);
+        String line = "e7d1 127.0.0.1:30004@40004 myself,master - 0 0 7 connected 0-5460 8320 [93->-292f]";
+        assertThat(ClusterRedis.owns(line, 0)).isTrue();
+        assertThat(ClusterRedis.owns(line, 5460)).isTrue();
+        assertThat(ClusterRedis.owns(line, 8320)).isTrue();
+        assertThat(ClusterRedis.owns(line, 5461)).isFalse();
+        assertThat(ClusterRedis.owns(line, 93)).isTrue(); // in 0-5460; the bracket only says it is migrating
+        assertThat(ClusterRedis.owns("e7d1 127.0.0.1:1@2 myself,slave 9a 0 0 7 connected", 0)).isFalse();
     }
 }

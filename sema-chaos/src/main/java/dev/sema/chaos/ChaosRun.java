@@ -203,6 +203,11 @@ public final class ChaosRun {
                     Sampler sampler = new Sampler(topology, sems, rec)) {
                 fleet.startAll();
                 sampler.start();
+                // Faults begin once the workers made the run's semaphores: on a replicated topology, a semaphore
+                // created a moment before its primary is killed may be lost with it (as a grant may be: the
+                // price of asynchronous replication), which says nothing of the run.
+                sampler.awaitStored(sems.stream().filter(s -> s.keys() == 0).map(ChaosWorker.Sem::name).toList(),
+                        Duration.ofSeconds(60), out);
                 Faults faults = new Faults(o, topology, fleet, rec, new Random(o.seed()), out);
                 long end = System.nanoTime() + (long) (o.minutes() * 60e9);
                 faults.runUntil(end);

@@ -110,6 +110,25 @@ final class Sampler implements AutoCloseable {
         }
     }
 
+    /** Waits (up to {@code within}) until Redis has each of {@code names}; says so if it does not by then. */
+    void awaitStored(List<String> names, Duration within, PrintStream out) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        for (String name : names) {
+            for (;;) {
+                Counts c = read(name);
+                if (c != null && c.stored()) {
+                    break;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    out.println("chaos: " + name + " not in Redis " + within.toSeconds() + " s after the start;"
+                            + " faults begin all the same");
+                    return;
+                }
+                Thread.sleep(50);
+            }
+        }
+    }
+
     /** The semaphores the history names, each key of a keyed family among them. */
     private List<String> names() {
         return sems.stream().flatMap(s -> s.semaphores().stream()).toList();

@@ -349,6 +349,9 @@ final class SentinelRedis extends Topology {
                     f.begin("failover", target);
                     Object said = Resp.call(s.port(), 2_000, "SENTINEL", "FAILOVER", MASTER);
                     boolean done = said instanceof String && awaitNewPrimary(p, Duration.ofSeconds(10));
+                    if (done) {
+                        settle(f, "failover " + target, p);
+                    }
                     f.end("failover", target);
                     f.note("failover " + target + (done ? ": n" + primaryIndex() + " promoted" : ": refused, " + said));
                 }));
@@ -362,7 +365,10 @@ final class SentinelRedis extends Topology {
         return p;
     }
 
-    /** Cuts the primary's node proxy for the links {@code which} selects, both ways, for {@code length}. */
+    /**
+     * Cuts the primary's node proxy for the links {@code which} selects, both ways, for {@code length}; the fault
+     * ends once the Sentinels settled what it caused (see {@link #settle}).
+     */
     private void cut(Faults f, String kind, Predicate<FaultProxy.Link> which, Duration length) throws Exception {
         int p = primaryIndexOrFail();
         String target = "n" + p;
@@ -370,7 +376,36 @@ final class SentinelRedis extends Topology {
         nodeProxies.get(p).partition(FaultProxy.Direction.BOTH, which);
         Faults.sleep(length);
         nodeProxies.get(p).heal();
+        settle(f, kind + " " + target, p);
         f.end(kind, target);
+    }
+
+    /**
+     * Waits (up to 20 s) until node {@code old}, the primary when a fault began, is the primary the Sentinels
+     * name again, or follows the one they promoted. Until then, processes that still reach it go on using it:
+     * a Sentinel turns a primary it replaced into a replica only once it has seen it, back, claim to be a primary
+     * for 8 s (four hello periods), and it then ends the clients' connections (CLIENT KILL), which sends them to
+     * the new primary. The fault lasts until then, so that the run's recovery clock starts once Sentinel has done
+     * its part, and measures the client.
+     */
+    private void settle(Faults f, String what, int old) throws InterruptedException {
+        long started = System.nanoTime();
+        long deadline = started + TimeUnit.SECONDS.toNanos(20);
+        for (;;) {
+            int now = primaryIndex();
+            if (now == old || now >= 0 && masterPort(old) == nodeProxies.get(now).port()) {
+                if (now != old) {
+                    f.note(what + ": n" + now + " promoted; n" + old + " made its replica "
+                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms after the fault");
+                }
+                return;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                f.note(what + ": not settled 20 s after the fault (primary n" + now + ")");
+                return;
+            }
+            Thread.sleep(100);
+        }
     }
 
     private interface Action {

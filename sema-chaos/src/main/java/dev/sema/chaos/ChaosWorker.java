@@ -11,6 +11,7 @@ import dev.sema.redis.RedisSemaphores;
 import dev.sema.testing.history.Event.Outcome;
 import dev.sema.testing.history.HistoryWriter;
 import dev.sema.testing.history.Recorder;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -159,7 +160,11 @@ public final class ChaosWorker {
             if (a.equals("broken")) {
                 BrokenBuild.skipLateGrantCheck();
             } else if (a.startsWith("replicas=")) {
-                replicas = Integer.parseInt(a.substring("replicas=".length()));
+                try {
+                    replicas = Integer.parseInt(a.substring("replicas=".length()));
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("'" + a + "': replicas=n, n a number");
+                }
             } else if (a.startsWith("map=")) {
                 ports = ports(a.substring("map=".length()));
             } else {
@@ -170,6 +175,8 @@ public final class ChaosWorker {
         Recorder rec = new Recorder(writer, name);
         rec.start();
         RedisSemaphores redis = connect(uri, ports);
+        System.out.println(name + ": connected to " + uri + (replicas > 0 ? ", grants wait for " + replicas
+                + " replica(s)" : "") + (ports.isEmpty() ? "" : ", through proxies " + ports));
         List<List<RedisSemaphore>> targets = new ArrayList<>();
         for (Sem s : sems) {
             targets.add(s.keys() > 0 ? keys(redis, s, lease, replicas)
@@ -222,10 +229,14 @@ public final class ChaosWorker {
         Map<Integer, Integer> m = new HashMap<>();
         for (String pair : spec.split(",")) {
             String[] ap = pair.split(">");
-            if (ap.length != 2) {
+            try {
+                if (ap.length != 2) {
+                    throw new NumberFormatException();
+                }
+                m.put(Integer.parseInt(ap[0]), Integer.parseInt(ap[1]));
+            } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("'" + pair + "' in map=" + spec + ": advertisedPort>proxyPort");
             }
-            m.put(Integer.parseInt(ap[0]), Integer.parseInt(ap[1]));
         }
         return m;
     }
@@ -255,13 +266,23 @@ public final class ChaosWorker {
                 return RedisSemaphores.using(client); // the process's exit ends the client
             } catch (RedisSemaphoreException e) {
                 if (client != null) {
-                    client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                    shutdown(client);
                 }
                 if (attempt == 120) {
                     throw e;
                 }
                 Thread.sleep(500);
             }
+        }
+    }
+
+    /** A client made here and its resources, which it was given and so does not shut down itself. */
+    private static void shutdown(AbstractRedisClient client) {
+        ClientResources resources = client.getResources();
+        try {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        } finally {
+            resources.shutdown(0, 1, TimeUnit.SECONDS);
         }
     }
 
@@ -291,7 +312,7 @@ public final class ChaosWorker {
                     .build());
             return RedisSemaphores.using(client); // the process's exit ends the client
         } catch (RuntimeException e) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            shutdown(client);
             throw e;
         }
     }

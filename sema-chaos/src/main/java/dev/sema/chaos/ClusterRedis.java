@@ -50,9 +50,14 @@ final class ClusterRedis extends Topology {
     private final List<RedisServer> nodes = new ArrayList<>();
     private final List<FaultProxy> clientProxies = new ArrayList<>();
     private final List<FaultProxy> busProxies = new ArrayList<>();
-    /** Slot to the advertised port of its owner, as CLUSTER SLOTS last said; refreshed by {@link #refresh}. */
-    private final int[] owners = new int[SLOTS];
-    private volatile long refreshedAt;
+    /**
+     * Slot to the advertised port of its owner, as CLUSTER SLOTS last said, and when: replaced whole by
+     * {@link #refresh} (the sampler's thread and the scheduler's both refresh it), never changed in place.
+     */
+    private record SlotMap(int[] owners, long at) {
+    }
+
+    private volatile SlotMap slots = new SlotMap(new int[SLOTS], System.nanoTime() - TimeUnit.HOURS.toNanos(1));
 
     private ClusterRedis() {
     }
@@ -157,7 +162,7 @@ final class ClusterRedis extends Topology {
             String repl = replication(i);
             if (repl.contains("role:master")) {
                 primaries++;
-                if (!repl.contains("connected_slaves:1")) {
+                if (!repl.contains("connected_slaves:1") || !openSlots(i).isEmpty()) {
                     return false;
                 }
             } else if (!repl.contains("master_link_status:up")) {
@@ -165,6 +170,26 @@ final class ClusterRedis extends Topology {
             }
         }
         return primaries == PRIMARIES;
+    }
+
+    /** The slots node {@code i} is migrating or importing, by its own CLUSTER NODES line ({@code [slot->-id]}). */
+    private List<Integer> openSlots(int i) {
+        List<Integer> open = new ArrayList<>();
+        try {
+            for (String line : String.valueOf(Resp.call(nodes.get(i).port(), 1_000, "CLUSTER", "NODES")).split("\n")) {
+                if (!line.contains("myself")) {
+                    continue;
+                }
+                for (String f : line.trim().split(" ")) {
+                    if (f.startsWith("[")) {
+                        open.add(Integer.parseInt(f.substring(1, f.indexOf('-'))));
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // unknown: healthy() asks again
+        }
+        return open;
     }
 
     private String replication(int i) {
@@ -220,10 +245,11 @@ final class ClusterRedis extends Topology {
 
     @Override
     int locate(String semaphore) {
-        if (System.nanoTime() - refreshedAt > TimeUnit.SECONDS.toNanos(1)) {
-            refresh();
+        SlotMap m = slots;
+        if (System.nanoTime() - m.at() > TimeUnit.SECONDS.toNanos(1)) {
+            m = refresh();
         }
-        return target(owners[slot(semaphore)]);
+        return target(m.owners()[slot(semaphore)]);
     }
 
     @Override
@@ -243,29 +269,40 @@ final class ClusterRedis extends Topology {
         return (crc & 0xffff) % SLOTS;
     }
 
-    /** Reads CLUSTER SLOTS from the first node that answers. */
-    private synchronized void refresh() {
-        for (int i = 0; i < nodes.size(); i++) {
-            try {
-                Object r = Resp.call(nodes.get(i).port(), 1_000, "CLUSTER", "SLOTS");
-                if (!(r instanceof List<?> ranges) || ranges.isEmpty()) {
-                    continue;
-                }
-                for (Object o : ranges) {
-                    List<?> range = (List<?>) o;
-                    int from = ((Long) range.get(0)).intValue();
-                    int to = ((Long) range.get(1)).intValue();
-                    int port = ((Long) ((List<?>) range.get(2)).get(1)).intValue();
-                    for (int s = from; s <= to; s++) {
-                        owners[s] = port;
+    /**
+     * Reads CLUSTER SLOTS from the first node that says the cluster is ok (one cut off, or just restarted, may
+     * still hold an old map), else from the first that answers; keeps the old map if none does.
+     */
+    private SlotMap refresh() {
+        for (boolean needOk : new boolean[] {true, false}) {
+            for (int i = 0; i < nodes.size(); i++) {
+                try {
+                    if (needOk && !info(i).contains("cluster_state:ok")) {
+                        continue;
                     }
+                    Object r = Resp.call(nodes.get(i).port(), 1_000, "CLUSTER", "SLOTS");
+                    if (!(r instanceof List<?> ranges) || ranges.isEmpty()) {
+                        continue;
+                    }
+                    int[] owners = new int[SLOTS];
+                    for (Object o : ranges) {
+                        List<?> range = (List<?>) o;
+                        int from = ((Long) range.get(0)).intValue();
+                        int to = ((Long) range.get(1)).intValue();
+                        int port = ((Long) ((List<?>) range.get(2)).get(1)).intValue();
+                        for (int s = from; s <= to; s++) {
+                            owners[s] = port;
+                        }
+                    }
+                    SlotMap m = new SlotMap(owners, System.nanoTime());
+                    slots = m;
+                    return m;
+                } catch (IOException | RuntimeException e) {
+                    // the next node
                 }
-                refreshedAt = System.nanoTime();
-                return;
-            } catch (IOException | RuntimeException e) {
-                // the next node
             }
         }
+        return slots;
     }
 
     /** The primaries of the moment, by node index. */
@@ -293,9 +330,14 @@ final class ClusterRedis extends Topology {
         return "n" + nodes.indexOf(server);
     }
 
+    /**
+     * Restarts a node; its nodes file brings back its place in the cluster. It advertises its node proxies again
+     * once it answers: until then (milliseconds) its first gossip may carry its own ports, which its peers and
+     * the workers' clients then use, past the proxies, until its next ping corrects them.
+     */
     @Override
     void restart(RedisServer server) throws IOException, InterruptedException {
-        server.restart(); // its nodes file brings back its place in the cluster
+        server.restart();
         announce(nodes.indexOf(server));
     }
 
@@ -305,15 +347,8 @@ final class ClusterRedis extends Topology {
      */
     private int ownerOf(int slot) {
         for (int i : primaries()) {
-            try {
-                for (String line : String.valueOf(Resp.call(nodes.get(i).port(), 1_000, "CLUSTER", "NODES"))
-                        .split("\n")) {
-                    if (line.contains("myself") && owns(line, slot)) {
-                        return i;
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                // the next primary
+            if (owns(i, slot)) {
+                return i;
             }
         }
         return -1;
@@ -349,27 +384,35 @@ final class ClusterRedis extends Topology {
         return List.of(
                 fault("kill-primary", 2, (f, r) -> {
                     List<Integer> p = primaries();
+                    if (p.isEmpty()) {
+                        throw new IOException("no primary answers");
+                    }
                     int victim = p.get(r.nextInt(p.size()));
                     String target = "n" + victim;
                     f.begin("kill-primary", target);
-                    nodes.get(victim).kill();
-                    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4_000 + r.nextInt(6_000));
-                    boolean replaced = false;
-                    while (!replaced && System.nanoTime() - deadline < 0) {
-                        Thread.sleep(100);
-                        replaced = primaries().size() == PRIMARIES;
+                    try {
+                        nodes.get(victim).kill();
+                        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4_000 + r.nextInt(6_000));
+                        boolean replaced = false;
+                        while (!replaced && System.nanoTime() - deadline < 0) {
+                            Thread.sleep(100);
+                            replaced = primaries().size() == PRIMARIES;
+                        }
+                        restart(nodes.get(victim));
+                        f.note("kill-primary " + target + (replaced ? ": its replica took over"
+                                : ": back before a failover"));
+                    } finally {
+                        f.end("kill-primary", target);
                     }
-                    restart(nodes.get(victim));
-                    f.end("kill-primary", target);
-                    f.note("kill-primary " + target + (replaced ? ": its replica took over" : ": back before a failover"));
                 }),
-                fault("migrate-slot", 3, (f, r) -> migrate(f, r)),
-                fault("partition-node", 2, (f, r) -> {
-                    int victim = r.nextInt(nodes.size());
-                    isolate(f, "partition-node", victim, true, f.leases(0.5, 3));
-                }),
+                fault("migrate-slot", 3, this::migrate),
+                fault("partition-node", 2, (f, r) -> isolate(f, "partition-node", r.nextInt(nodes.size()), true,
+                        f.leases(0.5, 3))),
                 fault("partition-primary-cluster", 1, (f, r) -> {
                     List<Integer> p = primaries();
+                    if (p.isEmpty()) {
+                        throw new IOException("no primary answers");
+                    }
                     isolate(f, "partition-primary-cluster", p.get(r.nextInt(p.size())), false, f.leases(0.5, 3));
                 }));
     }
@@ -381,29 +424,32 @@ final class ClusterRedis extends Topology {
     private void isolate(Faults f, String kind, int victim, boolean workers, Duration length) throws Exception {
         String target = "n" + victim;
         f.begin(kind, target);
-        // Node proxies carry only the nodes' own links (replication, the bus, MIGRATE): workers have proxies of
-        // their own, and the sampler reads the nodes directly.
-        clientProxies.get(victim).partition(FaultProxy.Direction.BOTH);
-        busProxies.get(victim).partition(FaultProxy.Direction.BOTH);
-        for (int i = 0; i < nodes.size(); i++) {
-            if (i != victim) {
-                clientProxies.get(i).partition(FaultProxy.Direction.BOTH, from(source(victim)));
-                busProxies.get(i).partition(FaultProxy.Direction.BOTH, from(source(victim)));
+        try {
+            // Node proxies carry only the nodes' own links (replication, the bus, MIGRATE): workers have proxies
+            // of their own, and the sampler reads the nodes directly.
+            clientProxies.get(victim).partition(FaultProxy.Direction.BOTH);
+            busProxies.get(victim).partition(FaultProxy.Direction.BOTH);
+            for (int i = 0; i < nodes.size(); i++) {
+                if (i != victim) {
+                    clientProxies.get(i).partition(FaultProxy.Direction.BOTH, from(source(victim)));
+                    busProxies.get(i).partition(FaultProxy.Direction.BOTH, from(source(victim)));
+                }
             }
-        }
-        if (workers) {
-            for (Fleet.Slot s : f.slots()) {
-                s.proxies.get(target).partition(FaultProxy.Direction.BOTH);
+            if (workers) {
+                for (Fleet.Slot s : f.slots()) {
+                    s.proxies.get(target).partition(FaultProxy.Direction.BOTH);
+                }
             }
-        }
-        Faults.sleep(length);
-        healProxies();
-        if (workers) {
-            for (Fleet.Slot s : f.slots()) {
-                s.proxies.get(target).heal();
+            Faults.sleep(length);
+        } finally {
+            healProxies();
+            if (workers) {
+                for (Fleet.Slot s : f.slots()) {
+                    s.proxies.get(target).heal();
+                }
             }
+            f.end(kind, target);
         }
-        f.end(kind, target);
     }
 
     private void healProxies() {
@@ -411,25 +457,38 @@ final class ClusterRedis extends Topology {
         busProxies.forEach(FaultProxy::heal);
     }
 
-    /** Moves the slot of one of the run's semaphores to another primary, as a resharding does, while it is used. */
+    /**
+     * Moves the slot of one of the run's semaphores, one that Redis has now, to another primary while it is
+     * used, as a resharding does.
+     */
     private void migrate(Faults f, Random r) throws Exception {
-        List<String> names = f.semaphores();
-        String name = names.get(r.nextInt(names.size()));
-        int slot = slot(name);
-        int from = ownerOf(slot);
+        List<String> names = new ArrayList<>(f.semaphores());
+        java.util.Collections.shuffle(names, r);
+        String name = null;
+        int from = -1;
+        for (String n : names) {
+            int owner = ownerOf(slot(n));
+            if (owner >= 0 && Long.valueOf(1).equals(Resp.call(nodes.get(owner).port(), 1_000, "EXISTS",
+                    "sem:{" + n + "}:meta"))) {
+                name = n;
+                from = owner;
+                break;
+            }
+        }
         List<Integer> others = primaries();
         others.remove(Integer.valueOf(from));
-        if (from < 0 || others.isEmpty()) {
-            f.note("migrate-slot " + name + ": skipped, no owner or no other primary known");
+        if (name == null || others.isEmpty()) {
+            f.note("migrate-slot: skipped, no semaphore stored on a primary that says it owns its slot");
             return;
         }
+        int slot = slot(name);
         int to = others.get(r.nextInt(others.size()));
         String target = name + " slot " + slot + " n" + from + ">n" + to;
-        f.begin("migrate-slot", target);
-        String fromId = String.valueOf(call(from, "CLUSTER", "MYID"));
-        String toId = String.valueOf(call(to, "CLUSTER", "MYID"));
         String s = Integer.toString(slot);
+        f.begin("migrate-slot", target);
         try {
+            String fromId = String.valueOf(call(from, "CLUSTER", "MYID"));
+            String toId = String.valueOf(call(to, "CLUSTER", "MYID"));
             call(to, "CLUSTER", "SETSLOT", s, "IMPORTING", fromId);
             call(from, "CLUSTER", "SETSLOT", s, "MIGRATING", toId);
             Faults.sleep(f.leases(0, 1));
@@ -444,7 +503,8 @@ final class ClusterRedis extends Topology {
                 for (Object k : keys) {
                     command.add(String.valueOf(k));
                 }
-                call(from, command.toArray(String[]::new)); // every key at once: the semaphore moves whole
+                // Up to 100 keys in one MIGRATE, atomic on the source: a semaphore's few keys move together.
+                call(from, command.toArray(String[]::new));
                 moved += keys.size();
             }
             Faults.sleep(f.leases(0, 1));
@@ -455,29 +515,60 @@ final class ClusterRedis extends Topology {
                     call(i, "CLUSTER", "SETSLOT", s, "NODE", toId);
                 }
             }
-            f.end("migrate-slot", target);
             f.note("migrate-slot " + target + ": " + moved + " keys");
         } catch (IOException | RuntimeException e) {
-            // Leaves no slot half-moved: back to stable where it is (keys already moved are found by ASK no
-            // more, so give the slot to whichever node has its meta key).
-            f.end("migrate-slot", target);
             f.note("migrate-slot " + target + ": failed (" + e.getMessage() + "); settling the slot");
-            settle(slot, fromId, toId, from, to);
+            settle(slot);
+        } finally {
+            f.end("migrate-slot", target);
         }
         refresh();
     }
 
-    private void settle(int slot, String fromId, String toId, int from, int to) {
+    /**
+     * Ends a move of {@code slot} that failed half-way: every primary is told that the slot belongs to the
+     * primary holding most of its keys (all of them, unless a MIGRATE of more than 100 failed between two).
+     */
+    private void settle(int slot) {
         String s = Integer.toString(slot);
+        int owner = -1;
+        long most = -1;
+        for (int i : primaries()) {
+            try {
+                long keys = (Long) call(i, "CLUSTER", "COUNTKEYSINSLOT", s);
+                if (keys > most || keys == most && owns(i, slot)) {
+                    most = keys;
+                    owner = i;
+                }
+            } catch (IOException | RuntimeException e) {
+                // not this one
+            }
+        }
+        if (owner < 0) {
+            return; // heal() waits for a cluster without open slots, and says so if it finds one
+        }
         try {
-            long left = (Long) call(from, "CLUSTER", "COUNTKEYSINSLOT", s);
-            String owner = left > 0 ? fromId : toId;
+            String id = String.valueOf(call(owner, "CLUSTER", "MYID"));
             for (int i : primaries()) {
-                call(i, "CLUSTER", "SETSLOT", s, "NODE", owner);
+                call(i, "CLUSTER", "SETSLOT", s, "NODE", id);
             }
         } catch (IOException | RuntimeException e) {
-            // heal() waits for the cluster to be whole again, and says so if it is not
+            // as above
         }
+    }
+
+    /** Whether node {@code i} says it owns {@code slot}. */
+    private boolean owns(int i, int slot) {
+        try {
+            for (String line : String.valueOf(Resp.call(nodes.get(i).port(), 1_000, "CLUSTER", "NODES")).split("\n")) {
+                if (line.contains("myself") && owns(line, slot)) {
+                    return true;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no answer: not known to own it
+        }
+        return false;
     }
 
     private interface Action {
@@ -509,6 +600,12 @@ final class ClusterRedis extends Topology {
         for (RedisServer n : nodes) {
             if (!n.isRunning()) {
                 restart(n);
+            }
+        }
+        for (int i : primaries()) {
+            for (int slot : openSlots(i)) {
+                out.println("chaos: slot " + slot + " left open on n" + i + "; settling it");
+                settle(slot);
             }
         }
         long started = System.nanoTime();

@@ -4,11 +4,7 @@ import dev.sema.testing.FaultProxy;
 import dev.sema.testing.RedisServer;
 import dev.sema.testing.history.Recorder;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -73,7 +69,7 @@ final class Faults {
                 break;
             }
             if (!opening.isEmpty()) {
-                opening.remove(0).inject(this, random);
+                inject(opening.remove(0));
             } else {
                 inject();
             }
@@ -119,6 +115,18 @@ final class Faults {
         return fleet.slots();
     }
 
+    /**
+     * A topology's fault; one that could not act (a node that did not answer its command) is reported and the
+     * run goes on, the fault's end recorded if it began (each topology fault ends in a finally).
+     */
+    private void inject(Topology.Fault f) throws Exception {
+        try {
+            f.inject(this, random);
+        } catch (IOException e) {
+            note(f.kind() + " could not act: " + e.getMessage());
+        }
+    }
+
     private void inject() throws Exception {
         int extra = 0;
         for (Topology.Fault f : topology.faults()) {
@@ -129,7 +137,7 @@ final class Faults {
             pick -= 17;
             for (Topology.Fault f : topology.faults()) {
                 if (pick < f.weight()) {
-                    f.inject(this, random);
+                    inject(f);
                     return;
                 }
                 pick -= f.weight();
@@ -262,18 +270,9 @@ final class Faults {
 
     /** SCRIPT FLUSH, in plain RESP on a connection of its own (the scheduler needs no client for one command). */
     private static void scriptFlush(int port) throws IOException {
-        try (Socket s = new Socket("127.0.0.1", port)) {
-            s.setSoTimeout(5_000);
-            OutputStream w = s.getOutputStream();
-            w.write("*2\r\n$6\r\nSCRIPT\r\n$5\r\nFLUSH\r\n".getBytes(StandardCharsets.US_ASCII));
-            w.flush();
-            InputStream r = s.getInputStream();
-            byte[] reply = new byte[64];
-            int n = r.read(reply);
-            String said = n > 0 ? new String(reply, 0, n, StandardCharsets.US_ASCII).trim() : "";
-            if (!said.startsWith("+OK")) {
-                throw new IOException("SCRIPT FLUSH answered '" + said + "'");
-            }
+        Object said = Resp.call(port, 5_000, "SCRIPT", "FLUSH");
+        if (!"OK".equals(said)) {
+            throw new IOException("SCRIPT FLUSH answered " + said);
         }
     }
 }

@@ -35,6 +35,12 @@ final class Resp {
     }
 
     static void write(OutputStream out, String... command) throws IOException {
+        out.write(encode(command));
+        out.flush();
+    }
+
+    /** A command in RESP. */
+    static byte[] encode(String... command) {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         b.writeBytes(("*" + command.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
         for (String a : command) {
@@ -43,11 +49,15 @@ final class Resp {
             b.writeBytes(bytes);
             b.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
         }
-        out.write(b.toByteArray());
-        out.flush();
+        return b.toByteArray();
     }
 
     static Object read(DataInputStream in) throws IOException {
+        return read(in, false);
+    }
+
+    /** Reads one reply; with {@code raw}, a bulk string comes as its bytes (a meta value is binary). */
+    static Object read(DataInputStream in, boolean raw) throws IOException {
         String head = line(in);
         if (head.isEmpty()) {
             throw new IOException("empty reply line");
@@ -71,7 +81,7 @@ final class Resp {
                 byte[] v = new byte[n];
                 in.readFully(v);
                 line(in);
-                return new String(v, StandardCharsets.UTF_8);
+                return raw ? v : new String(v, StandardCharsets.UTF_8);
             }
             case '*' -> {
                 int n = Integer.parseInt(rest);
@@ -80,7 +90,7 @@ final class Resp {
                 }
                 List<Object> items = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    items.add(read(in));
+                    items.add(read(in, raw));
                 }
                 return items;
             }

@@ -1,7 +1,6 @@
 package dev.sema.chaos;
 
 import dev.sema.testing.history.Recorder;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -9,7 +8,6 @@ import java.io.PrintStream;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -187,6 +185,9 @@ final class Sampler implements AutoCloseable {
                 String[] parts = redirect.split(" ");
                 String at = parts[parts.length - 1];
                 int to = topology.target(Integer.parseInt(at.substring(at.lastIndexOf(':') + 1)));
+                if (to < 0) {
+                    throw new IOException("redirected to a node the topology does not know: " + redirect);
+                }
                 boolean ask = redirect.startsWith("-ASK");
                 if (!ask) {
                     topology.moved();
@@ -218,37 +219,32 @@ final class Sampler implements AutoCloseable {
      * redirection ({@code -MOVED ...} or {@code -ASK ...}) as a String.
      */
     private static Object getMeta(Socket s, String name, boolean asking) throws IOException {
-        byte[] key = ("sem:{" + name + "}:meta").getBytes(StandardCharsets.UTF_8);
-        ByteArrayOutputStream cmd = new ByteArrayOutputStream();
-        if (asking) {
-            cmd.writeBytes("*1\r\n$6\r\nASKING\r\n".getBytes(StandardCharsets.US_ASCII));
-        }
-        cmd.writeBytes(("*2\r\n$3\r\nGET\r\n$" + key.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
-        cmd.writeBytes(key);
-        cmd.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
+        String key = "sem:{" + name + "}:meta";
         OutputStream w = s.getOutputStream();
-        w.write(cmd.toByteArray());
-        w.flush();
+        if (asking) {
+            w.write(Resp.encode("ASKING"));
+        }
+        Resp.write(w, "GET", key);
         DataInputStream r = new DataInputStream(s.getInputStream());
         if (asking) {
-            String ok = line(r);
-            if (!ok.equals("+OK")) {
+            Object ok = Resp.read(r);
+            if (!"OK".equals(ok)) {
                 throw new IOException("ASKING answered " + ok);
             }
         }
-        String head = line(r);
-        if (head.equals("$-1")) {
+        Object reply = Resp.read(r, true);
+        if (reply == null) {
             return Counts.GONE;
         }
-        if (head.startsWith("-MOVED ") || head.startsWith("-ASK ")) {
-            return head;
+        if (reply instanceof Resp.Error e) {
+            if (e.message().startsWith("MOVED ") || e.message().startsWith("ASK ")) {
+                return "-" + e.message();
+            }
+            throw new IOException("GET answered -" + e.message());
         }
-        if (!head.startsWith("$")) {
-            throw new IOException("GET answered " + head);
+        if (!(reply instanceof byte[] v)) {
+            throw new IOException("GET answered " + reply);
         }
-        byte[] v = new byte[Integer.parseInt(head.substring(1))];
-        r.readFully(v);
-        line(r);
         ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
         if (v.length >= QLEN + 8 && v[0] == 4) {
             return new Counts((long) b.getDouble(USED), (long) b.getDouble(QLEN), true);
@@ -260,21 +256,6 @@ final class Sampler implements AutoCloseable {
             }
         }
         throw new IOException("not a meta value of schema 4 or 5 (" + v.length + " bytes, version " + v[0] + ")");
-    }
-
-    private static String line(DataInputStream r) throws IOException {
-        StringBuilder b = new StringBuilder();
-        for (;;) {
-            int c = r.read();
-            if (c < 0) {
-                throw new IOException("connection closed");
-            }
-            if (c == '\r') {
-                r.read();
-                return b.toString();
-            }
-            b.append((char) c);
-        }
     }
 
     @Override

@@ -185,7 +185,8 @@ final class SentinelRedis extends Topology {
     @Override
     void restart(RedisServer server) throws IOException, InterruptedException {
         int i = nodes.indexOf(server);
-        int following = server.isRunning() ? masterPort(i) : lastMaster.getOrDefault(i, -1);
+        Integer last = lastMaster.remove(i);
+        int following = server.isRunning() ? masterPort(i) : last != null ? last : -1;
         server.restart();
         announce(i);
         if (following > 0) {
@@ -314,13 +315,19 @@ final class SentinelRedis extends Topology {
                     RedisServer n = nodes.get(p);
                     String target = "n" + p;
                     f.begin("kill-primary", target);
-                    kill(p);
-                    // Dead for long enough to be voted down and replaced, most of the time (down after 1 s).
-                    boolean replaced = awaitNewPrimary(p, Duration.ofMillis(3_000 + r.nextInt(6_000)));
-                    restart(n);
-                    f.end("kill-primary", target);
-                    f.note("kill-primary " + target + (replaced ? ": replaced by n" + primaryIndex()
-                            : ": back before a failover"));
+                    try {
+                        kill(p);
+                        // Dead for long enough to be voted down and replaced, most of the time (down after 1 s).
+                        boolean replaced = awaitNewPrimary(p, Duration.ofMillis(3_000 + r.nextInt(6_000)));
+                        restart(n);
+                        f.note("kill-primary " + target + (replaced ? ": replaced by n" + primaryIndex()
+                                : ": back before a failover"));
+                        if (replaced) {
+                            settle(f, "kill-primary " + target, p);
+                        }
+                    } finally {
+                        f.end("kill-primary", target);
+                    }
                 }),
                 fault("partition-primary-sentinels", 1, (f, r) -> cut(f, "partition-primary-sentinels",
                         from(SENTINELS), f.leases(0.5, 3))),
@@ -333,27 +340,34 @@ final class SentinelRedis extends Topology {
                     some = some.subList(0, 1 + r.nextInt(Math.max(1, some.size() / 2)));
                     String target = "n" + p + " from " + Faults.names(some);
                     f.begin("partition-primary-workers", target);
-                    for (Fleet.Slot s : some) {
-                        s.proxies.get("n" + p).partition(FaultProxy.Direction.BOTH);
+                    try {
+                        for (Fleet.Slot s : some) {
+                            s.proxies.get("n" + p).partition(FaultProxy.Direction.BOTH);
+                        }
+                        Faults.sleep(f.leases(0.2, 3));
+                    } finally {
+                        for (Fleet.Slot s : some) {
+                            s.proxies.get("n" + p).heal();
+                        }
+                        f.end("partition-primary-workers", target);
                     }
-                    Faults.sleep(f.leases(0.2, 3));
-                    for (Fleet.Slot s : some) {
-                        s.proxies.get("n" + p).heal();
-                    }
-                    f.end("partition-primary-workers", target);
                 }),
                 fault("failover", 1, (f, r) -> {
                     int p = primaryIndexOrFail();
                     RedisServer s = sentinels.get(r.nextInt(sentinels.size()));
                     String target = "n" + p + " via s" + sentinels.indexOf(s);
                     f.begin("failover", target);
-                    Object said = Resp.call(s.port(), 2_000, "SENTINEL", "FAILOVER", MASTER);
-                    boolean done = said instanceof String && awaitNewPrimary(p, Duration.ofSeconds(10));
-                    if (done) {
-                        settle(f, "failover " + target, p);
+                    try {
+                        Object said = Resp.call(s.port(), 2_000, "SENTINEL", "FAILOVER", MASTER);
+                        boolean done = said instanceof String && awaitNewPrimary(p, Duration.ofSeconds(10));
+                        f.note("failover " + target + (done ? ": n" + primaryIndex() + " promoted"
+                                : ": refused, " + said));
+                        if (done) {
+                            settle(f, "failover " + target, p);
+                        }
+                    } finally {
+                        f.end("failover", target);
                     }
-                    f.end("failover", target);
-                    f.note("failover " + target + (done ? ": n" + primaryIndex() + " promoted" : ": refused, " + said));
                 }));
     }
 
@@ -373,11 +387,15 @@ final class SentinelRedis extends Topology {
         int p = primaryIndexOrFail();
         String target = "n" + p;
         f.begin(kind, target);
-        nodeProxies.get(p).partition(FaultProxy.Direction.BOTH, which);
-        Faults.sleep(length);
-        nodeProxies.get(p).heal();
-        settle(f, kind + " " + target, p);
-        f.end(kind, target);
+        try {
+            nodeProxies.get(p).partition(FaultProxy.Direction.BOTH, which);
+            Faults.sleep(length);
+            nodeProxies.get(p).heal();
+            settle(f, kind + " " + target, p);
+        } finally {
+            nodeProxies.get(p).heal();
+            f.end(kind, target);
+        }
     }
 
     /**
@@ -395,8 +413,8 @@ final class SentinelRedis extends Topology {
             int now = primaryIndex();
             if (now == old || now >= 0 && masterPort(old) == nodeProxies.get(now).port()) {
                 if (now != old) {
-                    f.note(what + ": n" + now + " promoted; n" + old + " made its replica "
-                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms after the fault");
+                    f.note(what + ": n" + old + " made a replica of n" + now + ", "
+                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms later");
                 }
                 return;
             }

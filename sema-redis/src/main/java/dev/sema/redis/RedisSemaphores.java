@@ -85,8 +85,8 @@ import java.util.function.Supplier;
  * 10 seconds (a borrowed client's own timeout, at most 10 seconds). A client made by {@link #connect(String)}
  * or {@link #connectCluster(String)} rejects commands at once while it is disconnected, so an acquire while
  * Redis is down fails at once with {@link RedisSemaphoreException} instead of waiting; the connection
- * itself reconnects in the background, trying at least once a second, so it is back within a second of
- * Redis (a borrowed client keeps its own reconnect delay: Lettuce's default grows to 30 s). Lettuce re-sends a command that was in flight when a connection
+ * itself reconnects in the background, trying again at most a second after a failed attempt (a
+ * borrowed client keeps its own reconnect delay: Lettuce's default grows to 30 s). Lettuce re-sends a command that was in flight when a connection
  * dropped: every script is idempotent per request id, so a re-sent acquire, release or renewal changes
  * nothing twice. A connection that brings no reply at all for a command timeout while commands wait for
  * one (Redis stalled, or a half-open connection whose peer is gone without a word, which TCP alone may not
@@ -394,18 +394,33 @@ public final class RedisSemaphores implements AutoCloseable {
                 .build();
     }
 
-    /** Shuts down a client made here, and its resources, which it does not own (they were given to it). */
+    /**
+     * Shuts down a client made here, then its resources, which it does not own (they were given to it), and
+     * waits for them as the client's own shutdown would have.
+     */
     private static void shutdown(AbstractRedisClient client) {
         ClientResources resources = client.getResources();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        resources.shutdown(0, 2, TimeUnit.SECONDS);
+        try {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        } finally {
+            try {
+                // A Netty future, which this module does not read: waited for as the JDK future it also is.
+                Object stopping = resources.shutdown(0, 2, TimeUnit.SECONDS);
+                ((java.util.concurrent.Future<?>) stopping).get(3, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                LOG.log(System.Logger.Level.DEBUG, "the client's resources did not shut down in time", e);
+            }
+        }
     }
 
     /**
      * Uses an existing client, which stays the caller's: {@link #close()} closes only the two
      * connections made here, never the client. The client's options apply (for instance whether
-     * commands are queued while disconnected). The command timeout is the client's (see
-     * {@link #commandTimeoutOf}), at most 10 seconds.
+     * commands are queued while disconnected). The command timeout is the client's: the fixed timeout of its
+     * {@code TimeoutOptions} when it sets one, else its default timeout (a client made from a URI takes the
+     * URI's {@code timeout}), at most 10 seconds. So is its reconnect delay (Lettuce's default grows to 30 s).
      *
      * @param client a client whose default URI points at the Redis to use
      * @return the connection
@@ -420,8 +435,9 @@ public final class RedisSemaphores implements AutoCloseable {
     /**
      * Uses an existing Redis Cluster client, which stays the caller's: {@link #close()} closes only the
      * two connections made here, never the client. The client's options apply (topology refresh,
-     * behaviour while disconnected). The command timeout is the client's (see {@link #commandTimeoutOf}), at
-     * most 10 seconds.
+     * behaviour while disconnected). The command timeout is the client's: the fixed timeout of its
+     * {@code TimeoutOptions} when it sets one, else its default timeout (that of its first URI), at most 10
+     * seconds. So is its reconnect delay (Lettuce's default grows to 30 s).
      *
      * @param client a cluster client whose URIs point at nodes of the cluster to use
      * @return the connection

@@ -163,17 +163,20 @@ class RedisReplicasTest {
     void aKeyedFamilysGrantsReachTheirCallersOnlyOnceTheReplicaHasThem() throws Exception {
         dev.sema.KeyedSemaphore<String> tenants = a.keyed("tenants").permits(2)
                 .replicas(1, Duration.ofMillis(500)).build();
-        try (Permit p = tenants.get("acme").acquire(2)) {
-            assertThat(usedOnReplica("tenants:acme")).as("on the replica when acquire returned").isEqualTo(2);
-            try (Permit q = tenants.get("globex").tryAcquire(1).orElseThrow()) {
-                assertThat(usedOnReplica("tenants:globex")).isEqualTo(1);
+        try {
+            try (Permit p = tenants.get("acme").acquire(2)) {
+                assertThat(usedOnReplica("tenants:acme")).as("on the replica when acquire returned").isEqualTo(2);
+                try (Permit q = tenants.get("globex").tryAcquire(1).orElseThrow()) {
+                    assertThat(usedOnReplica("tenants:globex")).isEqualTo(1);
+                }
             }
+            replica.close();
+            replica = null;
+            assertThatThrownBy(() -> tenants.get("initech").acquire(1)).isInstanceOf(RedisSemaphoreException.class)
+                    .hasMessageContaining("reached 0 of the 1 replicas");
+        } finally {
+            tenants.close();
         }
-        replica.close();
-        replica = null;
-        assertThatThrownBy(() -> tenants.get("initech").acquire(1)).isInstanceOf(RedisSemaphoreException.class)
-                .hasMessageContaining("reached 0 of the 1 replicas");
-        tenants.close();
     }
 
     @Test

@@ -27,14 +27,16 @@ import java.util.stream.Collectors;
  * histories: never more believed held than a limit, fencing tokens in grant order, one outcome per request,
  * nobody hung, every permit back once the faults stopped.
  *
- * <p>Usage: {@code ChaosRun [quick|full] [broken] [key=value...]}: {@code quick} (default) runs 3 minutes of
+ * <p>Usage: {@code ChaosRun [quick|full] [broken] [splitbrain] [key=value...]}: {@code quick} (default) runs 3 minutes of
  * faults, {@code full} 15; {@code broken} turns off, in the workers, the check that keeps a late grant from
  * reaching its caller, to show that the checker flags what that lets through. Keys: {@code processes} (6),
  * {@code minutes}, {@code seed}, {@code threads} per process (8), {@code lease} in ms (2000), {@code out}
  * (the directory for the histories, the logs and the report; default
  * {@code sema-chaos/target/chaos/<time>}), {@code topology} ({@code single}, {@code sentinel} or
  * {@code cluster}: see {@link Topology}) and {@code replicas} (sentinel only: how many replicas every grant
- * waits for, 1 by default). Exit status 0 when the checker finds no violation, 1 when it
+ * and renewal waits for, 2 by default: every replica); {@code splitbrain} (cluster only) adds the fault that
+ * cuts a primary from the other nodes while workers still reach it, which Redis Cluster's asynchronous
+ * replication does not survive unhurt without {@code replicas}, unavailable there. Exit status 0 when the checker finds no violation, 1 when it
  * finds some, 2 when the run itself failed.
  */
 public final class ChaosRun {
@@ -58,7 +60,7 @@ public final class ChaosRun {
      *                 replicas
      */
     record Options(int processes, double minutes, long seed, int threads, Duration lease, Path out, boolean broken,
-            String semaphores, Kind topology, int replicas) {
+            String semaphores, Kind topology, int replicas, boolean splitBrain) {
 
         static Options parse(String... args) {
             boolean full = false;
@@ -71,16 +73,18 @@ public final class ChaosRun {
             Path out = null;
             Kind topology = Kind.SINGLE;
             Integer replicas = null;
+            boolean splitBrain = false;
             for (String a : args) {
                 switch (a) {
                     case "quick" -> full = false;
                     case "full" -> full = true;
                     case "broken" -> broken = true;
+                    case "splitbrain" -> splitBrain = true;
                     default -> {
                         int eq = a.indexOf('=');
                         if (eq < 0) {
-                            throw new IllegalArgumentException("unknown argument '" + a + "': quick, full, broken"
-                                    + " or key=value (processes, minutes, seed, threads, lease, out, topology,"
+                            throw new IllegalArgumentException("unknown argument '" + a + "': quick, full, broken,"
+                                    + " splitbrain or key=value (processes, minutes, seed, threads, lease, out, topology,"
                                     + " replicas)");
                         }
                         String k = a.substring(0, eq);
@@ -114,7 +118,8 @@ public final class ChaosRun {
             if (!(m > 0)) {
                 throw new IllegalArgumentException("minutes=" + m + ": must be positive");
             }
-            int r = replicas != null ? replicas : topology == Kind.SENTINEL ? 1 : 0;
+            // Every replica by default: only then does no failover lose a grant (see RELIABILITY.md).
+            int r = replicas != null ? replicas : topology == Kind.SENTINEL ? 2 : 0;
             if (r < 0 || r > 2) {
                 throw new IllegalArgumentException("replicas=" + r + ": 0, 1 or 2 (the sentinel topology has 2)");
             }
@@ -131,8 +136,12 @@ public final class ChaosRun {
                                 + (topology == Kind.SINGLE ? "" : "-" + topology.name().toLowerCase(Locale.ROOT))
                                 + (broken ? "-broken" : ""));
             }
+            if (splitBrain && topology != Kind.CLUSTER) {
+                throw new IllegalArgumentException("splitbrain: a fault of the cluster topology (topology=cluster);"
+                        + " the sentinel topology always has its own");
+            }
             return new Options(processes, m, seed, threads, Duration.ofMillis(leaseMs), out, broken, SEMAPHORES,
-                    topology, r);
+                    topology, r, splitBrain);
         }
 
         private static Kind topology(String v) {
@@ -183,7 +192,7 @@ public final class ChaosRun {
         try (Topology topology = switch (o.topology()) {
                     case SINGLE -> SingleRedis.start(binary);
                     case SENTINEL -> SentinelRedis.start(binary, o.out());
-                    case CLUSTER -> ClusterRedis.start(binary, o.out());
+                    case CLUSTER -> ClusterRedis.start(binary, o.out(), o.splitBrain());
                 };
                 HistoryWriter writer = HistoryWriter.toFile(o.out().resolve("scheduler.hist"))) {
             out.println("chaos: topology " + topology.describe() + (o.replicas() > 0

@@ -55,7 +55,8 @@ import java.util.regex.Pattern;
  * before it calls {@code close()}, {@code lost} when {@code leaseLost()} completes. Requests mix every
  * style of acquire: blocking, timed (20 ms to 3 s), {@code tryAcquire}, async with a timeout, async
  * cancelled after a random delay, and blocking interrupted after a random delay; weights run from 0 to
- * half the limit (1 for a limit of 1), held 0 to 300 ms.
+ * half the limit (1 for a limit of 1), held 0 to 300 ms, or one time in 20 for 1 to 3 leases (renewed
+ * meanwhile).
  *
  * <p>Arguments: {@code name uri historyFile seed leaseMillis threads semaphores [broken] [replicas=n]
  * [map=advertised>proxy,...]}, where
@@ -136,9 +137,12 @@ public final class ChaosWorker {
      */
     private final List<List<RedisSemaphore>> targets;
     private final List<Sem> sems;
+    private final Duration lease;
     private volatile boolean stopping;
 
-    private ChaosWorker(Recorder rec, RedisSemaphores redis, List<Sem> sems, List<List<RedisSemaphore>> targets) {
+    private ChaosWorker(Recorder rec, RedisSemaphores redis, List<Sem> sems, List<List<RedisSemaphore>> targets,
+            Duration lease) {
+        this.lease = lease;
         this.rec = rec;
         this.redis = redis;
         this.sems = sems;
@@ -182,7 +186,7 @@ public final class ChaosWorker {
             targets.add(s.keys() > 0 ? keys(redis, s, lease, replicas)
                     : targets(build(redis, s, lease, replicas), s));
         }
-        ChaosWorker w = new ChaosWorker(rec, redis, sems, targets);
+        ChaosWorker w = new ChaosWorker(rec, redis, sems, targets, lease);
         int code = w.run(threads, seed);
         rec.exit();
         writer.close();
@@ -470,7 +474,9 @@ public final class ChaosWorker {
         Thread.interrupted(); // a grant that raced with an interrupt keeps it: not for the holding below
         rp.leaseLost().thenRun(() -> rec.lost(req));
         try {
-            Thread.sleep(random.nextInt(300));
+            // One hold in 20 outlasts its lease (1 to 3 leases), so that grants are renewed under the faults.
+            Thread.sleep(random.nextInt(20) == 0 ? (long) (lease.toMillis() * (1 + 2 * random.nextDouble()))
+                    : random.nextInt(300));
         } finally {
             rec.release(req);
             p.close();

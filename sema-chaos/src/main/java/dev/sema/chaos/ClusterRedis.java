@@ -36,9 +36,13 @@ import java.util.function.Predicate;
  *       new owner on every node</td></tr>
  *   <tr><td>partition-node</td><td>2</td><td>one node (primary or replica) cut off from everything, both ways,
  *       0.5 to 3 L</td></tr>
- *   <tr><td>partition-primary-cluster</td><td>1</td><td>a primary cut off from the other nodes only; the workers
- *       still reach it, 0.5 to 3 L</td></tr>
+ *   <tr><td>partition-primary-cluster</td><td>1</td><td>with {@code splitbrain} only: a primary cut off from the
+ *       other nodes only; the workers still reach it, 0.5 to 3 L</td></tr>
  * </table>
+ * Without {@code splitbrain}, every fault cuts a primary from the workers as well as from its replica, so a
+ * holder's renewals stop with its replication; a primary that stays reachable while its replica is promoted
+ * grants and renews what the replica never learns of, which only WAIT prevents, and
+ * {@code RedisSemaphore.Builder.replicas} is not available on Redis Cluster.
  * A Redis restart and SCRIPT FLUSH hit one primary of the moment.
  *
  * <p>Needs Redis 7 or newer ({@code bind-source-addr}, {@code CLUSTER MEET} with a bus port).
@@ -59,15 +63,22 @@ final class ClusterRedis extends Topology {
 
     private volatile SlotMap slots = new SlotMap(new int[SLOTS], System.nanoTime() - TimeUnit.HOURS.toNanos(1));
 
-    private ClusterRedis() {
+    private final boolean splitBrain;
+
+    private ClusterRedis(boolean splitBrain) {
+        this.splitBrain = splitBrain;
     }
 
-    static ClusterRedis start(RedisServer.Binary binary, Path dir) throws Exception {
+    /**
+     * Starts the cluster; with {@code splitBrain}, its faults include cutting a primary from the other nodes
+     * while workers still reach it.
+     */
+    static ClusterRedis start(RedisServer.Binary binary, Path dir, boolean splitBrain) throws Exception {
         if (!atLeast7(binary.version())) {
             throw new IllegalStateException("topology=cluster needs Redis 7 or newer (bind-source-addr), found "
                     + binary);
         }
-        ClusterRedis t = new ClusterRedis();
+        ClusterRedis t = new ClusterRedis(splitBrain);
         try {
             int count = 2 * PRIMARIES;
             for (int i = 0; i < count; i++) {
@@ -381,7 +392,7 @@ final class ClusterRedis extends Topology {
 
     @Override
     List<Fault> faults() {
-        return List.of(
+        List<Fault> faults = new ArrayList<>(List.of(
                 fault("kill-primary", 2, (f, r) -> {
                     List<Integer> p = primaries();
                     if (p.isEmpty()) {
@@ -407,14 +418,17 @@ final class ClusterRedis extends Topology {
                 }),
                 fault("migrate-slot", 3, this::migrate),
                 fault("partition-node", 2, (f, r) -> isolate(f, "partition-node", r.nextInt(nodes.size()), true,
-                        f.leases(0.5, 3))),
-                fault("partition-primary-cluster", 1, (f, r) -> {
-                    List<Integer> p = primaries();
-                    if (p.isEmpty()) {
-                        throw new IOException("no primary answers");
-                    }
-                    isolate(f, "partition-primary-cluster", p.get(r.nextInt(p.size())), false, f.leases(0.5, 3));
-                }));
+                        f.leases(0.5, 3)))));
+        if (splitBrain) {
+            faults.add(fault("partition-primary-cluster", 1, (f, r) -> {
+                List<Integer> p = primaries();
+                if (p.isEmpty()) {
+                    throw new IOException("no primary answers");
+                }
+                isolate(f, "partition-primary-cluster", p.get(r.nextInt(p.size())), false, f.leases(0.5, 3));
+            }));
+        }
+        return faults;
     }
 
     /**

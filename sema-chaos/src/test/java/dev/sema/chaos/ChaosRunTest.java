@@ -124,14 +124,17 @@ class ChaosRunTest {
                 "replicas=3")).hasMessageContaining("replicas=3");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("topology=cluster",
                 "replicas=1")).hasMessageContaining("not on Redis Cluster");
-        assertThat(ChaosRun.Options.parse("topology=sentinel").replicas()).as("the default there").isOne();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("splitbrain"))
+                .hasMessageContaining("topology=cluster");
+        assertThat(ChaosRun.Options.parse("topology=cluster", "splitbrain").splitBrain()).isTrue();
+        assertThat(ChaosRun.Options.parse("topology=sentinel").replicas()).as("the default there: all").isEqualTo(2);
         assertThat(ChaosRun.Options.parse("topology=sentinel", "replicas=0").replicas()).isZero();
     }
 
     /**
      * A short run on Sentinel, as {@code bin/chaos topology=sentinel} runs it: each of the topology's faults
      * once at least (the primary killed, cut off from its Sentinels, from its replicas, from some workers, and
-     * a forced failover), with every grant waiting for a replica; no violation, and the Sentinels promoted a
+     * a forced failover), with every grant and renewal waiting for both replicas; no violation, and the Sentinels promoted a
      * replica when the primary was killed (a quorum of them agreed it was down) and when a failover was forced,
      * the sampler following them to the new primary.
      */
@@ -149,7 +152,7 @@ class ChaosRunTest {
         System.out.println(report);
         assertThat(code).as(report).isZero();
         assertThat(Files.readString(dir.resolve("w1.log"))).as("the worker's own account")
-                .contains("grants wait for 1 replica(s)");
+                .contains("grants wait for 2 replica(s)");
         assertThat(report).contains("violations: 0", "PASSED")
                 .containsPattern("kill-primary=\\d+").containsPattern("partition-primary-sentinels=\\d+")
                 .containsPattern("partition-primary-replicas=\\d+").containsPattern("partition-primary-workers=\\d+")
@@ -159,8 +162,8 @@ class ChaosRunTest {
 
     /**
      * A short run on Redis Cluster, as {@code bin/chaos topology=cluster} runs it: each of the topology's faults
-     * once at least (a primary killed, a semaphore's slot moved while it is used, one node cut off, a primary cut
-     * from the other nodes); no violation, a replica took over, and the moved slot's keys went with it.
+     * once at least (a primary killed, a semaphore's slot moved while it is used, one node cut off); no
+     * violation, a replica took over, and the moved slot's keys went with it.
      */
     @Test
     @Timeout(300)
@@ -177,7 +180,7 @@ class ChaosRunTest {
         assertThat(code).as(report).isZero();
         assertThat(report).contains("violations: 0", "PASSED")
                 .containsPattern("kill-primary=\\d+").containsPattern("migrate-slot=\\d+")
-                .containsPattern("partition-node=\\d+").containsPattern("partition-primary-cluster=\\d+")
+                .containsPattern("partition-node=\\d+").doesNotContain("partition-primary-cluster")
                 .containsPattern("kill-primary n\\d: its replica took over")
                 .containsPattern("migrate-slot \\S+ slot \\d+ n\\d>n\\d: [1-9]\\d* keys");
     }

@@ -29,6 +29,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *     earliest deadline still ahead, and a deadline that would pass before the next tick gets a check of
  *     its own at that instant. Checks run on a virtual thread, so a {@code leaseLost()} callback never holds
  *     up the timer that renews every lease.</li>
+ * <li>H6: with {@code replicas(n, timeout)}, a renewal moves the grants' local deadlines only once WAIT reports
+ *     {@code n} replicas have it (L7 for renewals). A failover promotes a replica, which judges a lease by
+ *     the last renewal it received: a holder that goes on renewing on an old primary that stays up (cut off
+ *     from its Sentinels, or replaced by a forced failover) must not believe in renewals that no replica
+ *     has, or the new primary ends its lease and grants its permits while it still works.</li>
  * </ul>
  */
 final class Heartbeat {
@@ -100,8 +105,21 @@ final class Heartbeat {
             long sent = System.nanoTime();
             semaphore.protocol().renew(semaphore.handleId(), semaphore.leaseMs(), semaphore.waiterTtlMs(), grantIds,
                     waiterIds).whenComplete((r, e) -> {
+                        if (e == null && semaphore.replicas() > 0 && !grants.isEmpty()) {
+                            // H6: the renewal counts once WAIT says enough replicas have it (H1 holds meanwhile).
+                            semaphore.owner().waitForReplicas(semaphore.replicas(), semaphore.replicasTimeoutMillis())
+                                    .whenComplete((acked, failed) -> {
+                                        try {
+                                            renewed(grants, waiters, sent, r, null,
+                                                    failed == null && acked >= semaphore.replicas());
+                                        } finally {
+                                            inFlight.set(false);
+                                        }
+                                    });
+                            return;
+                        }
                         try {
-                            renewed(grants, waiters, sent, r, e);
+                            renewed(grants, waiters, sent, r, e, true);
                         } finally {
                             inFlight.set(false);
                         }
@@ -167,8 +185,9 @@ final class Heartbeat {
         }
     }
 
+    /** Applies a RENEW's reply; {@code durable}: the renewal may move the grants' deadlines (H6). */
     private void renewed(List<HeldSnapshot> grants, List<Pending<?>> waiters, long sent, Protocol.Renewed r,
-            Throwable e) {
+            Throwable e, boolean durable) {
         if (e != null) {
             Throwable cause = RedisSemaphores.unwrap(e);
             if (cause instanceof RedisSemaphoreException refused) {
@@ -190,9 +209,13 @@ final class Heartbeat {
             if (lost.contains(s.id())) {
                 s.permit().lost(s.epoch(), "Redis no longer holds grant " + s.id()
                         + " (its lease ended, or the data was lost)");
-            } else {
+            } else if (durable) {
                 s.permit().renewed(s.epoch(), sent + leaseNanos - marginNanos); // keeps H2
             }
+        }
+        if (!durable) {
+            LOG.log(System.Logger.Level.DEBUG, () -> semaphore.describe() + ": a renewal did not reach "
+                    + semaphore.replicas() + " replicas in time; the leases keep their deadlines (H6)");
         }
         if (!r.granted().isEmpty()) {
             semaphore.owner().subscribeAgain(semaphore.channel()); // a wake-up may have been lost with the subscription

@@ -79,7 +79,8 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      connection) is kept in cancelsDue/releasesDue and sent again by the Heartbeat until Redis
      *      answers, and by leave() (L11); both scripts are idempotent per id, so a second run changes nothing.
      *  L7: with replicas(n, timeout), no grant reaches a caller before WAIT reports n replicas have it;
-     *      one that does not get there in time is given back (discard) and the request fails.
+     *      one that does not get there in time is given back (discard) and the request fails. A renewal
+     *      extends the permits' deadlines only once WAIT reports n replicas have it (Heartbeat H6).
      *  L8: a blocking acquire's first ACQUIRE reply is handled by the calling thread itself (no hop to
      *      another thread): it completes on the I/O thread, and the caller runs acquireReply for it. A
      *      caller that stops waiting for it first (interrupt, its own timeout) hands it to a virtual
@@ -187,6 +188,15 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
     private volatile boolean knownClosed;
     /** The cause this handle closed the semaphore with, or null; written once, before knownClosed. */
     private volatile ScheduledFuture<?> ticker;
+    /** How many replicas a grant or a renewal must reach (0: none): L7, Heartbeat's H6. */
+    int replicas() {
+        return replicas;
+    }
+
+    long replicasTimeoutMillis() {
+        return Math.max(1, replicasTimeout.toMillis());
+    }
+
     /** For tests: stops sending renewals, as a process that hangs would (local deadlines still apply). */
     volatile boolean renewalsSuspended;
     /**

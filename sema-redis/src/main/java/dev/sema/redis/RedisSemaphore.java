@@ -389,11 +389,21 @@ public interface RedisSemaphore extends Semaphore {
          * {@code WAIT n timeout} on its connection (a grant made for it by another process's release is
          * first renewed by this handle, so that the WAIT covers it: one round trip more), and a grant that
          * does not reach {@code n} replicas within {@code timeout} is given back and the acquire fails with
-         * {@link RedisSemaphoreException}. The price: one more round trip per grant, plus the replication
-         * delay, and while WAIT is pending the handle's other commands, which share its connection, wait
-         * behind it. Releases are not waited for (a lost release only delays the permits' return to the
-         * end of their lease). Not available on Redis Cluster, where WAIT cannot follow a script's writes
-         * (the build fails).
+         * {@link RedisSemaphoreException}. Renewals wait alike: a renewal that does not reach {@code n}
+         * replicas in time leaves the permits' lease where it was, so a holder never believes in a lease that
+         * a promoted replica does not know of ({@code leaseLost()} completes when the last renewal that
+         * reached them runs out). The price: one more round trip per grant and per renewal, plus the
+         * replication delay, and while WAIT is pending the handle's other commands, which share its
+         * connection, wait behind it. Releases are not waited for (a lost release only delays the permits'
+         * return to the end of their lease). Not available on Redis Cluster, where WAIT cannot follow a
+         * script's writes (the build fails).
+         *
+         * <p>{@code n} replicas protect a grant against a failover that promotes one of the replicas that
+         * have it. Sentinel promotes the replica with the most data when a primary dies; but when the old
+         * primary stays up (cut off from the Sentinels only, or replaced by a forced failover), a replica that
+         * has not yet been told to follow the new primary can still acknowledge its grants and renewals, and
+         * then drop them. Only {@code n} equal to the number of replicas closes that window (at the price of
+         * refusing every grant while one replica is missing); see docs/RELIABILITY.md.
          *
          * @param n how many replicas, at least 1
          * @param timeout how long to wait for them: positive, at most {@link #MAX_REPLICAS_TIMEOUT}, and

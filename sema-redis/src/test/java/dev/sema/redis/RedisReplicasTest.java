@@ -158,6 +158,26 @@ class RedisReplicasTest {
         assertThat(onReplica.exists("sem:{options}:meta")).isZero();
     }
 
+    /**
+     * H6: a renewal that no replica acknowledges does not extend the lease. The primary keeps renewing the
+     * grant, but a replica promoted now would end it a lease after the last renewal it has: so must the holder.
+     */
+    @Test
+    void aRenewalThatNoReplicaHasLeavesTheLeaseWhereItWas() throws Exception {
+        RedisSemaphore s = a.semaphore("renewed").permits(1).lease(Duration.ofSeconds(1))
+                .replicas(1, Duration.ofMillis(300)).build();
+        RedisPermit held = s.acquire();
+        RedisSemaphore plain = b.semaphore("renewed").permits(1).lease(Duration.ofSeconds(1)).build();
+        Thread.sleep(3_000); // three leases, renewed meanwhile with the replica there
+        assertThat(held.leaseLost()).as("renewed while the replica acknowledged").isNotDone();
+        replica.close();
+        replica = null;
+        // The primary still holds the grant (renewals reach it): without H6 leaseLost() would never complete.
+        held.leaseLost().get(20, TimeUnit.SECONDS);
+        assertThat(plain.tryAcquire()).as("Redis itself still counts the grant as held").isEmpty();
+        held.close();
+    }
+
     /** A keyed family's keys wait for the replica as a single semaphore does, and fail alike without it. */
     @Test
     void aKeyedFamilysGrantsReachTheirCallersOnlyOnceTheReplicaHasThem() throws Exception {

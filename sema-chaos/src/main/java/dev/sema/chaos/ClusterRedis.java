@@ -4,7 +4,6 @@ import dev.sema.testing.FaultProxy;
 import dev.sema.testing.RedisServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,7 +13,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 
 /**
  * A Redis Cluster of three primaries with a replica each, every node with an append-only file and a node
@@ -124,14 +122,6 @@ final class ClusterRedis extends Topology {
         }
     }
 
-    private static boolean atLeast7(String version) {
-        try {
-            return Integer.parseInt(version.split("\\.")[0]) >= 7;
-        } catch (NumberFormatException e) {
-            return false;
-        }
-    }
-
     /** The loopback address node {@code i} connects from. */
     static String source(int i) {
         return "127.0.1." + (i + 1);
@@ -208,21 +198,6 @@ final class ClusterRedis extends Topology {
             return String.valueOf(Resp.call(nodes.get(i).port(), 1_000, "INFO", "replication"));
         } catch (IOException | RuntimeException e) {
             return "";
-        }
-    }
-
-    private interface Check {
-        boolean ok() throws Exception;
-    }
-
-    private static void await(String what, Duration within, Check check) throws Exception {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!check.ok()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("cluster topology: no " + what + " within " + within.toSeconds()
-                        + " s");
-            }
-            Thread.sleep(100);
         }
     }
 
@@ -381,13 +356,6 @@ final class ClusterRedis extends Topology {
             }
         }
         return false;
-    }
-
-    private static Predicate<FaultProxy.Link> from(String address) {
-        return l -> {
-            InetAddress a = l.client();
-            return a != null && a.getHostAddress().equals(address);
-        };
     }
 
     @Override
@@ -585,29 +553,6 @@ final class ClusterRedis extends Topology {
         return false;
     }
 
-    private interface Action {
-        void inject(Faults f, Random r) throws Exception;
-    }
-
-    private static Fault fault(String kind, int weight, Action action) {
-        return new Fault() {
-            @Override
-            public String kind() {
-                return kind;
-            }
-
-            @Override
-            public int weight() {
-                return weight;
-            }
-
-            @Override
-            public void inject(Faults faults, Random random) throws Exception {
-                action.inject(faults, random);
-            }
-        };
-    }
-
     @Override
     void heal(PrintStream out) throws Exception {
         healProxies();
@@ -637,21 +582,9 @@ final class ClusterRedis extends Topology {
 
     @Override
     public void close() throws Exception {
-        Exception first = null;
         List<AutoCloseable> all = new ArrayList<>(clientProxies);
         all.addAll(busProxies);
         all.addAll(nodes);
-        for (AutoCloseable c : all) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e;
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        closeAll(all);
     }
 }

@@ -4,14 +4,12 @@ import dev.sema.testing.FaultProxy;
 import dev.sema.testing.RedisServer;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -78,7 +76,7 @@ final class SentinelRedis extends Topology {
                     t.replicaOf(i, t.nodeProxies.get(0).port());
                 }
             }
-            t.await("2 replicas in sync with n0", Duration.ofSeconds(30), () -> t.connectedReplicas(0) == 2);
+            await("2 replicas in sync with n0", Duration.ofSeconds(30), () -> t.connectedReplicas(0) == 2);
             for (int i = 0; i < SENTINEL_COUNT; i++) {
                 t.sentinels.add(RedisServer.builder(binary).directory(dir.resolve("s" + i)).sentinel(List.of(
                         "sentinel monitor " + MASTER + " 127.0.0.1 " + t.nodeProxies.get(0).port() + " 2",
@@ -89,20 +87,12 @@ final class SentinelRedis extends Topology {
                         "sentinel parallel-syncs " + MASTER + " 2"))
                         .args("--protected-mode", "no", "--bind-source-addr", SENTINELS).start());
             }
-            t.await("every Sentinel knowing 2 replicas and 2 other Sentinels", Duration.ofSeconds(30),
+            await("every Sentinel knowing 2 replicas and 2 other Sentinels", Duration.ofSeconds(30),
                     t::sentinelsAgree);
             return t;
         } catch (Exception | Error e) {
             t.close();
             throw e;
-        }
-    }
-
-    private static boolean atLeast7(String version) {
-        try {
-            return Integer.parseInt(version.split("\\.")[0]) >= 7;
-        } catch (NumberFormatException e) {
-            return false;
         }
     }
 
@@ -272,21 +262,6 @@ final class SentinelRedis extends Topology {
         return null;
     }
 
-    private interface Check {
-        boolean ok() throws Exception;
-    }
-
-    private void await(String what, Duration within, Check check) throws Exception {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!check.ok()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("sentinel topology: no " + what + " within " + within.toSeconds()
-                        + " s");
-            }
-            Thread.sleep(100);
-        }
-    }
-
     /** Waits (up to {@code within}) until the Sentinels name a primary other than {@code old}; true if they did. */
     private boolean awaitNewPrimary(int old, Duration within) throws InterruptedException {
         long deadline = System.nanoTime() + within.toNanos();
@@ -298,13 +273,6 @@ final class SentinelRedis extends Topology {
             Thread.sleep(100);
         }
         return false;
-    }
-
-    private static Predicate<FaultProxy.Link> from(String address) {
-        return l -> {
-            InetAddress a = l.client();
-            return a != null && a.getHostAddress().equals(address);
-        };
     }
 
     @Override
@@ -426,29 +394,6 @@ final class SentinelRedis extends Topology {
         }
     }
 
-    private interface Action {
-        void inject(Faults f, Random r) throws Exception;
-    }
-
-    private static Fault fault(String kind, int weight, Action action) {
-        return new Fault() {
-            @Override
-            public String kind() {
-                return kind;
-            }
-
-            @Override
-            public int weight() {
-                return weight;
-            }
-
-            @Override
-            public void inject(Faults faults, Random random) throws Exception {
-                action.inject(faults, random);
-            }
-        };
-    }
-
     @Override
     void heal(PrintStream out) throws Exception {
         for (FaultProxy p : nodeProxies) {
@@ -475,25 +420,9 @@ final class SentinelRedis extends Topology {
 
     @Override
     public void close() throws Exception {
-        Exception first = null;
-        for (AutoCloseable c : concat()) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e;
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
-    }
-
-    private List<AutoCloseable> concat() {
         List<AutoCloseable> all = new ArrayList<>(sentinels);
         all.addAll(nodeProxies);
         all.addAll(nodes);
-        return all;
+        closeAll(all);
     }
 }

@@ -4,9 +4,12 @@ import dev.sema.testing.FaultProxy;
 import dev.sema.testing.RedisServer;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Predicate;
 
 /**
  * Where a chaos run's Redis lives and how its workers reach it: one Redis ({@link SingleRedis}), a primary
@@ -97,4 +100,78 @@ abstract sealed class Topology implements AutoCloseable permits SingleRedis, Sen
 
     @Override
     public abstract void close() throws Exception;
+
+    /** Closes each of {@code all}, all of them whatever fails; then throws the first failure. */
+    static void closeAll(List<AutoCloseable> all) throws Exception {
+        Exception first = null;
+        for (AutoCloseable c : all) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** Whether a Redis version is 7 or newer ({@code bind-source-addr}, which tells node links apart). */
+    static boolean atLeast7(String version) {
+        try {
+            return Integer.parseInt(version.split("\\.")[0]) >= 7;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /** The links a process connecting from {@code address} opened. */
+    static Predicate<FaultProxy.Link> from(String address) {
+        return l -> {
+            InetAddress a = l.client();
+            return a != null && a.getHostAddress().equals(address);
+        };
+    }
+
+    /** A condition a topology waits for. */
+    interface Check {
+        boolean ok() throws Exception;
+    }
+
+    /** Waits until {@code check} holds; fails naming {@code what} if it does not within {@code within}. */
+    static void await(String what, Duration within, Check check) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!check.ok()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("no " + what + " within " + within.toSeconds() + " s");
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** What a topology fault does. */
+    interface Action {
+        void inject(Faults f, Random r) throws Exception;
+    }
+
+    static Fault fault(String kind, int weight, Action action) {
+        return new Fault() {
+            @Override
+            public String kind() {
+                return kind;
+            }
+
+            @Override
+            public int weight() {
+                return weight;
+            }
+
+            @Override
+            public void inject(Faults faults, Random random) throws Exception {
+                action.inject(faults, random);
+            }
+        };
+    }
 }

@@ -9,6 +9,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -30,13 +32,7 @@ class ChaosRunTest {
     void aShortChaosRunEndsWithEveryHistoryCheckedAndNoViolation(@TempDir Path dir) throws Exception {
         assumeTrue(RedisServer.Source.INSTALLED_OR_BUNDLED.find().isPresent(),
                 RedisServer.Source.INSTALLED_OR_BUNDLED.missing());
-        ChaosRun.Options o = ChaosRun.Options.parse("processes=3", "minutes=0.5", "threads=4", "out=" + dir);
-        ByteArrayOutputStream said = new ByteArrayOutputStream();
-        int code = ChaosRun.run(o, new PrintStream(said, true, StandardCharsets.UTF_8));
-        String report = said.toString(StandardCharsets.UTF_8);
-        System.out.println(report);
-        assertThat(code).as(report).isZero();
-        assertThat(report).contains("violations: 0", "PASSED");
+        String report = runWithoutViolation(dir, "processes=3", "minutes=0.5", "threads=4");
         assertThat(Files.readString(dir.resolve("report.txt"))).contains("PASSED");
         try (var files = Files.list(dir)) {
             assertThat(files.filter(p -> p.toString().endsWith(".hist")).count()).isGreaterThanOrEqualTo(4);
@@ -134,27 +130,17 @@ class ChaosRunTest {
     /**
      * A short run on Sentinel, as {@code bin/chaos topology=sentinel} runs it: each of the topology's faults
      * once at least (the primary killed, cut off from its Sentinels, from its replicas, from some workers, and
-     * a forced failover), with every grant and renewal waiting for both replicas; no violation, and the Sentinels promoted a
-     * replica when the primary was killed (a quorum of them agreed it was down) and when a failover was forced,
+     * a forced failover), with every grant and renewal waiting for both replicas; no violation, and the
+     * Sentinels promoted a replica when the primary was killed (a quorum of them agreed it was down) and when a failover was forced,
      * the sampler following them to the new primary.
      */
     @Test
     @Timeout(300)
     void aShortRunOnSentinelFailsOverAndEndsWithNoViolation(@TempDir Path dir) throws Exception {
-        java.util.Optional<RedisServer.Binary> binary = RedisServer.Source.INSTALLED.find();
-        assumeTrue(binary.isPresent() && !binary.get().version().startsWith("6."),
-                "the sentinel topology needs an installed Redis 7");
-        ChaosRun.Options o = ChaosRun.Options.parse("topology=sentinel", "processes=3", "minutes=1", "threads=4",
-                "out=" + dir);
-        ByteArrayOutputStream said = new ByteArrayOutputStream();
-        int code = ChaosRun.run(o, new PrintStream(said, true, StandardCharsets.UTF_8));
-        String report = said.toString(StandardCharsets.UTF_8);
-        System.out.println(report);
-        assertThat(code).as(report).isZero();
+        String report = shortRunWithoutViolation("sentinel", dir);
         assertThat(Files.readString(dir.resolve("w1.log"))).as("the worker's own account")
                 .contains("grants wait for 2 replica(s)");
-        assertThat(report).contains("violations: 0", "PASSED")
-                .containsPattern("kill-primary=\\d+").containsPattern("partition-primary-sentinels=\\d+")
+        assertThat(report).containsPattern("kill-primary=\\d+").containsPattern("partition-primary-sentinels=\\d+")
                 .containsPattern("partition-primary-replicas=\\d+").containsPattern("partition-primary-workers=\\d+")
                 .containsPattern("failover=\\d+")
                 .containsPattern("kill-primary n0: replaced by n[12]").containsPattern("n\\d promoted");
@@ -168,21 +154,36 @@ class ChaosRunTest {
     @Test
     @Timeout(300)
     void aShortRunOnClusterFailsOverMovesSlotsAndEndsWithNoViolation(@TempDir Path dir) throws Exception {
+        String report = shortRunWithoutViolation("cluster", dir);
+        assertThat(report).containsPattern("kill-primary=\\d+").containsPattern("migrate-slot=\\d+")
+                .containsPattern("partition-node=\\d+").doesNotContain("partition-primary-cluster")
+                .containsPattern("kill-primary n\\d: its replica took over")
+                .containsPattern("migrate-slot \\S+ slot \\d+ n\\d>n\\d: [1-9]\\d* keys");
+    }
+
+    /**
+     * A one-minute run of three workers on {@code topology} (which needs an installed Redis 7): its output, once
+     * it ended with no violation.
+     */
+    private static String shortRunWithoutViolation(String topology, Path dir) throws Exception {
         java.util.Optional<RedisServer.Binary> binary = RedisServer.Source.INSTALLED.find();
         assumeTrue(binary.isPresent() && !binary.get().version().startsWith("6."),
-                "the cluster topology needs an installed Redis 7");
-        ChaosRun.Options o = ChaosRun.Options.parse("topology=cluster", "processes=3", "minutes=1", "threads=4",
-                "out=" + dir);
+                "the " + topology + " topology needs an installed Redis 7");
+        return runWithoutViolation(dir, "topology=" + topology, "processes=3", "minutes=1", "threads=4");
+    }
+
+    /** A run with {@code args} into {@code dir}: its output, once it ended with no violation. */
+    private static String runWithoutViolation(Path dir, String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.add("out=" + dir);
+        ChaosRun.Options o = ChaosRun.Options.parse(all.toArray(String[]::new));
         ByteArrayOutputStream said = new ByteArrayOutputStream();
         int code = ChaosRun.run(o, new PrintStream(said, true, StandardCharsets.UTF_8));
         String report = said.toString(StandardCharsets.UTF_8);
         System.out.println(report);
         assertThat(code).as(report).isZero();
-        assertThat(report).contains("violations: 0", "PASSED")
-                .containsPattern("kill-primary=\\d+").containsPattern("migrate-slot=\\d+")
-                .containsPattern("partition-node=\\d+").doesNotContain("partition-primary-cluster")
-                .containsPattern("kill-primary n\\d: its replica took over")
-                .containsPattern("migrate-slot \\S+ slot \\d+ n\\d>n\\d: [1-9]\\d* keys");
+        assertThat(report).contains("violations: 0", "PASSED");
+        return report;
     }
 
     /** The slot of a semaphore is that of its hash tag, {@code {name}}, as Redis Cluster computes it. */

@@ -197,6 +197,16 @@ final class SentinelRedis extends Topology {
         }
     }
 
+    /** Whether replica {@code i} is in sync with its primary (until then, no WAIT counts it). */
+    private boolean inSync(int i) {
+        try {
+            return String.valueOf(Resp.call(nodes.get(i).port(), 1_000, "INFO", "replication"))
+                    .contains("master_link_status:up");
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     /** The advertised port of the primary node {@code i} follows now, or -1 if it is a primary (or silent). */
     private int masterPort(int i) {
         try {
@@ -368,7 +378,8 @@ final class SentinelRedis extends Topology {
 
     /**
      * Waits (up to 20 s) until node {@code old}, the primary when a fault began, is the primary the Sentinels
-     * name again, or follows the one they promoted. Until then, processes that still reach it go on using it:
+     * name again, or follows the one they promoted and is in sync with it (until then a WAIT for every
+     * replica fails, and the grants it holds back are counted in Redis and believed by nobody). Until then, processes that still reach it go on using it:
      * a Sentinel turns a primary it replaced into a replica only once it has seen it, back, claim to be a primary
      * for 8 s (four hello periods), and it then ends the clients' connections (CLIENT KILL), which sends them to
      * the new primary. The fault lasts until then, so that the run's recovery clock starts once Sentinel has done
@@ -379,7 +390,7 @@ final class SentinelRedis extends Topology {
         long deadline = started + TimeUnit.SECONDS.toNanos(20);
         for (;;) {
             int now = primaryIndex();
-            if (now == old || now >= 0 && masterPort(old) == nodeProxies.get(now).port()) {
+            if (now == old || now >= 0 && masterPort(old) == nodeProxies.get(now).port() && inSync(old)) {
                 if (now != old) {
                     f.note(what + ": n" + old + " made a replica of n" + now + ", "
                             + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms later");

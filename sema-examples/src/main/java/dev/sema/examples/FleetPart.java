@@ -308,11 +308,7 @@ final class FleetPart implements Part {
     }
 
     private void event(String what) {
-        String stamp = format("%6.1fs  ", (System.nanoTime() - start) / 1e9);
-        for (String line : Text.wrap(what, 96)) {
-            terminal.println(stamp + line);
-            stamp = " ".repeat(stamp.length());
-        }
+        terminal.event(start, what);
     }
 
     /** Polls an observable state every 20 ms until it holds; false (or a failure, with a message) at the deadline. */

@@ -287,11 +287,7 @@ final class ReactivePart implements Part {
     }
 
     private void event(String what) {
-        String stamp = format("%6.1fs  ", (System.nanoTime() - start) / 1e9);
-        for (String line : Text.wrap(what, 96)) {
-            terminal.println(stamp + line);
-            stamp = " ".repeat(stamp.length());
-        }
+        terminal.event(start, what);
     }
 
     /** The load: requests to the three endpoints in turn, each from its own virtual thread, spread over the ramp. */

@@ -524,11 +524,7 @@ final class SpringPart implements Part {
     }
 
     private void event(String what) {
-        String stamp = format("%6.1fs  ", (System.nanoTime() - start) / 1e9);
-        for (String line : Text.wrap(what, 96)) {
-            terminal.println(stamp + line);
-            stamp = " ".repeat(stamp.length());
-        }
+        terminal.event(start, what);
     }
 
     /**

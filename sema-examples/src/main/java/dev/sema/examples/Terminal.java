@@ -30,6 +30,18 @@ final class Terminal {
         return interactive;
     }
 
+    /**
+     * Prints an event of a part's run, stamped with the seconds since {@code start} (nanoTime), wrapped at 96
+     * characters with the continuation lines indented under it.
+     */
+    void event(long start, String what) {
+        String stamp = Text.format("%6.1fs  ", (System.nanoTime() - start) / 1e9);
+        for (String line : Text.wrap(what, 96)) {
+            println(stamp + line);
+            stamp = " ".repeat(stamp.length());
+        }
+    }
+
     /** Prints a line that stays; on a terminal the status line is redrawn below it. */
     void println(String line) {
         lock.lock();

@@ -33,11 +33,11 @@ import java.util.stream.Collectors;
  * {@code minutes}, {@code seed}, {@code threads} per process (8), {@code lease} in ms (2000), {@code out}
  * (the directory for the histories, the logs and the report; default
  * {@code sema-chaos/target/chaos/<time>}), {@code topology} ({@code single}, {@code sentinel} or
- * {@code cluster}: see {@link Topology}) and {@code replicas} (sentinel only: how many replicas every grant
- * and renewal waits for, 2 by default: every replica); {@code splitbrain} (cluster only) adds the fault that
- * cuts a primary from the other nodes while workers still reach it, which Redis Cluster's asynchronous
- * replication does not survive unhurt without {@code replicas}, unavailable there. Exit status 0 when the checker finds no violation, 1 when it
- * finds some, 2 when the run itself failed.
+ * {@code cluster}: see {@link Topology}) and {@code replicas} (how many replicas every grant and renewal
+ * waits for: by default every replica, 2 on sentinel, 1 on cluster; none on single); {@code splitbrain}
+ * (cluster only) adds the fault that cuts a primary from the other nodes while workers still reach it, which
+ * Redis Cluster's asynchronous replication does not survive unhurt without {@code replicas}. Exit status 0
+ * when the checker finds no violation, 1 when it finds some, 2 when the run itself failed.
  */
 public final class ChaosRun {
 
@@ -119,16 +119,14 @@ public final class ChaosRun {
                 throw new IllegalArgumentException("minutes=" + m + ": must be positive");
             }
             // Every replica by default: only then does no failover lose a grant (see RELIABILITY.md).
-            int r = replicas != null ? replicas : topology == Kind.SENTINEL ? 2 : 0;
-            if (r < 0 || r > 2) {
-                throw new IllegalArgumentException("replicas=" + r + ": 0, 1 or 2 (the sentinel topology has 2)");
-            }
+            int r = replicas != null ? replicas : topology == Kind.SENTINEL ? 2 : topology == Kind.CLUSTER ? 1 : 0;
             if (r > 0 && topology == Kind.SINGLE) {
                 throw new IllegalArgumentException("replicas=" + r + ": the single topology has no replica");
             }
-            if (r > 0 && topology == Kind.CLUSTER) {
-                throw new IllegalArgumentException("replicas=" + r + ": not on Redis Cluster, where WAIT cannot"
-                        + " follow a script's writes (RedisSemaphore.Builder.replicas refuses it)");
+            if (r < 0 || r > 2 || topology == Kind.CLUSTER && r > 1) {
+                throw new IllegalArgumentException("replicas=" + r + ": " + (topology == Kind.CLUSTER
+                        ? "0 or 1 (each primary of the cluster topology has 1)"
+                        : "0, 1 or 2 (the sentinel topology has 2)"));
             }
             if (out == null) {
                 out = Path.of("sema-chaos", "target", "chaos",

@@ -39,8 +39,9 @@ import java.util.concurrent.TimeUnit;
  * </table>
  * Without {@code splitbrain}, every fault cuts a primary from the workers as well as from its replica, so a
  * holder's renewals stop with its replication; a primary that stays reachable while its replica is promoted
- * grants and renews what the replica never learns of, which only WAIT prevents, and
- * {@code RedisSemaphore.Builder.replicas} is not available on Redis Cluster.
+ * grants and renews what the replica never learns of, which only WAIT prevents: the workers'
+ * {@code replicas(1, timeout)} (the run's default here), whose WAIT follows each grant and renewal on its
+ * slot's primary.
  * A Redis restart and SCRIPT FLUSH hit one primary of the moment.
  *
  * <p>Needs Redis 7 or newer ({@code bind-source-addr}, {@code CLUSTER MEET} with a bus port).

@@ -119,12 +119,14 @@ class ChaosRunTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("topology=sentinel",
                 "replicas=3")).hasMessageContaining("replicas=3");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("topology=cluster",
-                "replicas=1")).hasMessageContaining("not on Redis Cluster");
+                "replicas=2")).hasMessageContaining("replicas=2: 0 or 1");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ChaosRun.Options.parse("splitbrain"))
                 .hasMessageContaining("topology=cluster");
         assertThat(ChaosRun.Options.parse("topology=cluster", "splitbrain").splitBrain()).isTrue();
         assertThat(ChaosRun.Options.parse("topology=sentinel").replicas()).as("the default there: all").isEqualTo(2);
         assertThat(ChaosRun.Options.parse("topology=sentinel", "replicas=0").replicas()).isZero();
+        assertThat(ChaosRun.Options.parse("topology=cluster").replicas()).as("the default there: all").isEqualTo(1);
+        assertThat(ChaosRun.Options.parse().replicas()).as("single has none").isZero();
     }
 
     /**
@@ -148,8 +150,9 @@ class ChaosRunTest {
 
     /**
      * A short run on Redis Cluster, as {@code bin/chaos topology=cluster} runs it: each of the topology's faults
-     * once at least (a primary killed, a semaphore's slot moved while it is used, one node cut off); no
-     * violation, a replica took over, and the moved slot's keys went with it.
+     * once at least (a primary killed, a semaphore's slot moved while it is used, one node cut off), with every
+     * grant and renewal waiting for its primary's replica; no violation, a replica took over, and the moved
+     * slot's keys went with it.
      */
     @Test
     @Timeout(300)
@@ -158,7 +161,8 @@ class ChaosRunTest {
         assertThat(report).containsPattern("kill-primary=\\d+").containsPattern("migrate-slot=\\d+")
                 .containsPattern("partition-node=\\d+").doesNotContain("partition-primary-cluster")
                 .containsPattern("kill-primary n\\d: its replica took over")
-                .containsPattern("migrate-slot \\S+ slot \\d+ n\\d>n\\d: [1-9]\\d* keys");
+                .containsPattern("migrate-slot \\S+ slot \\d+ n\\d>n\\d: [1-9]\\d* keys")
+                .contains("grants wait for 1 replica(s)");
     }
 
     /**

@@ -1,9 +1,11 @@
 package dev.sema.redis;
 
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,7 +35,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *     {@code n} replicas have it (L7 for renewals). A failover promotes a replica, which judges a lease by
  *     the last renewal it received: a holder that goes on renewing on an old primary that stays up (cut off
  *     from its Sentinels, or replaced by a forced failover) must not believe in renewals that no replica
- *     has, or the new primary ends its lease and grants its permits while it still works.</li>
+ *     has, or the new primary ends its lease and grants its permits while it still works. On Redis Cluster
+ *     the RENEW and its WAIT go to the slot's master on one connection (RedisSemaphores R1).</li>
  * </ul>
  */
 final class Heartbeat {
@@ -103,21 +106,25 @@ final class Heartbeat {
                 return;
             }
             long sent = System.nanoTime();
+            if (semaphore.replicas() > 0 && !grants.isEmpty()) {
+                // H6: the renewal counts once WAIT says enough replicas have it (H1 holds meanwhile). On Redis
+                // Cluster it runs on its slot's master's connection, which WAIT follows (RedisSemaphores R1).
+                RedisSemaphores owner = semaphore.owner();
+                CompletableFuture<Durable> renewal = owner.isCluster()
+                        ? owner.onMaster(semaphore.protocol().key(),
+                                node -> durably(semaphore.protocol().on(node), node, grantIds, waiterIds))
+                        : durably(semaphore.protocol(), null, grantIds, waiterIds);
+                renewal.whenComplete((d, e) -> {
+                    try {
+                        renewed(grants, waiters, sent, d == null ? null : d.renewed(), e, d != null && d.durable());
+                    } finally {
+                        inFlight.set(false);
+                    }
+                });
+                return;
+            }
             semaphore.protocol().renew(semaphore.handleId(), semaphore.leaseMs(), semaphore.waiterTtlMs(), grantIds,
                     waiterIds).whenComplete((r, e) -> {
-                        if (e == null && semaphore.replicas() > 0 && !grants.isEmpty()) {
-                            // H6: the renewal counts once WAIT says enough replicas have it (H1 holds meanwhile).
-                            semaphore.owner().waitForReplicas(semaphore.replicas(), semaphore.replicasTimeoutMillis())
-                                    .whenComplete((acked, failed) -> {
-                                        try {
-                                            renewed(grants, waiters, sent, r, null,
-                                                    failed == null && acked >= semaphore.replicas());
-                                        } finally {
-                                            inFlight.set(false);
-                                        }
-                                    });
-                            return;
-                        }
                         try {
                             renewed(grants, waiters, sent, r, e, true);
                         } finally {
@@ -128,6 +135,19 @@ final class Heartbeat {
             inFlight.set(false);
             LOG.log(System.Logger.Level.WARNING, semaphore.describe() + ": renewal tick failed", e);
         }
+    }
+
+    /** A renewal's reply, and whether WAIT reported enough replicas have it (H6). */
+    private record Durable(Protocol.Renewed renewed, boolean durable) {
+    }
+
+    /** H6: RENEW through {@code on}, then WAIT on {@code node} (null: the command connection). */
+    private CompletableFuture<Durable> durably(Protocol on, StatefulRedisConnection<String, String> node,
+            List<String> grantIds, List<String> waiterIds) {
+        return on.renew(semaphore.handleId(), semaphore.leaseMs(), semaphore.waiterTtlMs(), grantIds, waiterIds)
+                .thenCompose(r -> semaphore.owner().waitForReplicas(node, semaphore.replicas(),
+                        semaphore.replicasTimeoutMillis()).handle((acked, failed) -> new Durable(r,
+                                failed == null && acked >= semaphore.replicas())));
     }
 
     /** H5: marks the permits whose deadline passed as lost, then watches the earliest deadline still ahead. */

@@ -778,32 +778,45 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /**
      * L7: completes once {@code replicas} replicas have the grant (at once when none are asked for, or it
-     * holds no permits), or fails with a {@link RedisSemaphoreException}. WAIT counts this connection's
-     * writes only, so a grant written by another process's script ({@code pushed}) is first touched by this
-     * connection: ACQUIRE sent again for its id, which finds it held and renews its lease.
+     * holds no permits), or fails with a {@link RedisSemaphoreException}. WAIT counts the writes of the
+     * connection it is sent on, so a grant written by another process's script ({@code pushed}), and on Redis
+     * Cluster every grant (the script may have been redirected to another node than WAIT would reach), is
+     * first touched on the connection that WAIT follows: ACQUIRE sent again for its id, which finds it held
+     * and renews its lease. A touch that does not find the grant held (a failover lost it) fails the grant.
      */
     private CompletableFuture<Void> replicated(LettucePermit permit, boolean pushed) {
         if (replicas == 0 || permit.grantId() == null) {
             return CompletableFuture.completedFuture(null);
         }
-        CompletableFuture<?> ownWrite = CompletableFuture.completedFuture(null);
-        if (pushed) {
-            long sent = System.nanoTime();
-            ownWrite = protocol.acquire(permit.grantId(), permit.permits(), leaseMs, waiterTtlMs, "try", slot)
-                    .thenAccept(a -> {
-                        if (a.kind() == Protocol.Acquired.Kind.GRANTED) {
-                            permit.extend(sent + leaseNanos - marginNanos); // it renewed the lease (L3)
-                        }
-                    });
-        }
         long timeoutMillis = Math.max(1, replicasTimeout.toMillis());
-        return ownWrite.thenCompose(x -> owner.waitForReplicas(replicas, timeoutMillis)).thenAccept(acked -> {
-            if (acked < replicas) {
-                throw new RedisSemaphoreException(describe() + ": the grant reached " + acked + " of the " + replicas
+        CompletableFuture<Long> acked;
+        if (owner.isCluster()) {
+            acked = owner.onMaster(protocol.key(), node -> touch(permit, protocol.on(node))
+                    .thenCompose(x -> owner.waitForReplicas(node, replicas, timeoutMillis)));
+        } else {
+            CompletableFuture<Void> ownWrite = pushed ? touch(permit, protocol) : CompletableFuture.completedFuture(null);
+            acked = ownWrite.thenCompose(x -> owner.waitForReplicas(null, replicas, timeoutMillis));
+        }
+        return acked.thenAccept(n -> {
+            if (n < replicas) {
+                throw new RedisSemaphoreException(describe() + ": the grant reached " + n + " of the " + replicas
                         + " replicas asked for within " + replicasTimeout + "; it was given back"
-                        + (acked == 0 ? " (no replica acknowledged it: after a failover the new primary may have none,"
+                        + (n == 0 ? " (no replica acknowledged it: after a failover the new primary may have none,"
                         + " and every grant is refused until enough replicas join it)" : ""), null);
             }
+        });
+    }
+
+    /** L7: renews {@code permit}'s grant through {@code on}; fails unless Redis still holds that very grant. */
+    private CompletableFuture<Void> touch(LettucePermit permit, Protocol on) {
+        long sent = System.nanoTime();
+        return on.acquire(permit.grantId(), permit.permits(), leaseMs, waiterTtlMs, "try", slot).thenAccept(a -> {
+            if (a.kind() != Protocol.Acquired.Kind.GRANTED || a.value() != permit.fencingToken()) {
+                // A new grant under the same id (room again) is given back with this one: discard releases the id.
+                throw new RedisSemaphoreException(describe() + ": the grant was gone from Redis before it reached "
+                        + replicas + " replicas (a failover may have lost it); it was given back", null);
+            }
+            permit.extend(sent + leaseNanos - marginNanos); // it renewed the lease (L3)
         });
     }
 

@@ -1,6 +1,7 @@
 package dev.sema.redis;
 
 import dev.sema.internal.PartitionSpec;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.Serial;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -34,6 +35,8 @@ final class Protocol {
     private final boolean direct;
     /** Whether the semaphore is partitioned (API.md §11a): the P_ scripts, and the request's slot in ACQUIRE. */
     private final boolean partitioned;
+    /** The one cluster master the calls go to, unredirected (see {@link #on}); null: the command connection. */
+    private final StatefulRedisConnection<String, String> node;
 
     /**
      * @param initLimit the limit to create a missing semaphore with, or "" to report it missing
@@ -55,9 +58,10 @@ final class Protocol {
                 + (partitions == null ? "" : " " + StoredPartitions.encode(partitions));
         this.direct = false;
         this.partitioned = partitions != null;
+        this.node = null;
     }
 
-    private Protocol(Protocol p, boolean direct) {
+    private Protocol(Protocol p, boolean direct, StatefulRedisConnection<String, String> node) {
         this.owner = p.owner;
         this.describe = p.describe;
         this.keys = p.keys;
@@ -65,6 +69,7 @@ final class Protocol {
         this.create = p.create;
         this.direct = direct;
         this.partitioned = p.partitioned;
+        this.node = node;
     }
 
     /**
@@ -74,7 +79,20 @@ final class Protocol {
      * others react to: their code would run on the I/O thread.
      */
     Protocol forBlockingCallers() {
-        return new Protocol(this, true);
+        return new Protocol(this, true, node);
+    }
+
+    /**
+     * The same calls, sent on {@code node}, one master's connection of a cluster ({@link RedisSemaphores#onMaster}):
+     * each runs there or fails (MOVED, ASK), so that a WAIT on that connection covers it.
+     */
+    Protocol on(StatefulRedisConnection<String, String> node) {
+        return new Protocol(this, direct, node);
+    }
+
+    /** A key of the semaphore: its slot is the semaphore's. */
+    String key() {
+        return keys[0];
     }
 
     // ---------------------------------------------------------------- replies
@@ -267,7 +285,7 @@ final class Protocol {
     /** A raw call, for the protocol tests: the operation's script for this semaphore's kind. */
     CompletableFuture<List<Object>> raw(Script script, String... args) {
         return owner.eval(partitioned ? script.partitioned() : script, script == Script.UPGRADE ? upgradeKeys : keys,
-                args, direct);
+                args, direct, node);
     }
 
     /**

@@ -135,7 +135,7 @@ public final class RedisKeyedBuilder {
     /**
      * Acknowledges each key's grants only once {@code n} replicas have them, as
      * {@link RedisSemaphore.Builder#replicas} does for one semaphore (default: at once): a failover then cannot
-     * lose a grant its holder was told of. Not available on Redis Cluster ({@link #build()} fails).
+     * lose a grant its holder was told of.
      * @param n how many replicas, at least 1
      * @param timeout how long to wait for them: positive, at most {@link RedisSemaphore#MAX_REPLICAS_TIMEOUT},
      *        and less than the connection's command timeout (checked by {@link #build()})
@@ -180,7 +180,7 @@ public final class RedisKeyedBuilder {
      * Builds the family; nothing is read from Redis until a key's first request.
      *
      * @return the family, with no key live
-     * @throws IllegalStateException if no limit was set, or {@code replicas} was asked for on Redis Cluster
+     * @throws IllegalStateException if no limit was set
      * @throws IllegalArgumentException if the {@code replicas} timeout is not less than the connection's command
      *         timeout
      * @throws dev.sema.SemaphoreClosedException if the {@link RedisSemaphores} is closed

@@ -395,8 +395,10 @@ public interface RedisSemaphore extends Semaphore {
          * reached them runs out). The price: one more round trip per grant and per renewal, plus the
          * replication delay, and while WAIT is pending the handle's other commands, which share its
          * connection, wait behind it. Releases are not waited for (a lost release only delays the permits'
-         * return to the end of their lease). Not available on Redis Cluster, where WAIT cannot follow a
-         * script's writes (the build fails).
+         * return to the end of their lease). On Redis Cluster, where WAIT answers for the node it reaches only,
+         * every grant is renewed on the connection to its slot's master and the WAIT follows it there (one
+         * round trip more per grant), and renewals run there too; a grant that meets a slot in migration (ASK)
+         * fails and is given back.
          *
          * <p>{@code n} replicas protect a grant against a failover that promotes one of the replicas that
          * have it. Sentinel promotes the replica with the most data when a primary dies; but when the old
@@ -474,7 +476,6 @@ public interface RedisSemaphore extends Semaphore {
          *         not less than the connection's command timeout, or a partition's name is empty or declared
          *         twice, a share is outside {@code (0, 1]} or the shares add up to more than 1 (naming the
          *         partition and the numbers)
-         * @throws IllegalStateException if {@code replicas} was asked for on Redis Cluster
          * @throws RedisSemaphoreException if Redis cannot be reached, or the semaphore is missing and
          *         may not be created, or its keys hold something else
          * @throws dev.sema.SemaphoreClosedException if the {@link RedisSemaphores} is closed
@@ -504,10 +505,6 @@ public interface RedisSemaphore extends Semaphore {
 
         /** The checks of a build with {@code replicas}: what the connection allows. */
         static void checkReplicas(RedisSemaphores owner, int n, Duration timeout) {
-            if (!owner.canWaitForReplicas()) {
-                throw new IllegalStateException("replicas(" + n + ", " + timeout + ") is not available"
-                        + " on Redis Cluster: WAIT cannot follow a script's writes there");
-            }
             if (timeout.compareTo(owner.commandTimeout) >= 0) {
                 throw new IllegalArgumentException("replicas: timeout (" + timeout + ") must be less than the"
                         + " command timeout (" + owner.commandTimeout + ")");

@@ -7,6 +7,7 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisChannelWriter;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
@@ -22,6 +23,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.RedisClusterURIUtil;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.pubsub.RedisClusterPubSubAdapter;
@@ -54,6 +56,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -79,6 +82,9 @@ import java.util.function.Supplier;
  * over the cluster bus; otherwise plain {@code PUBLISH}, which Redis Cluster delivers on every node. A
  * handle whose shard subscription ends (its slot moved to another master, or its master failed)
  * subscribes again; meanwhile its waiters learn of their grants from their heartbeats, within a second.
+ * A semaphore built with {@code replicas(n, timeout)} cannot send WAIT on the cluster connection, which
+ * would send it to any node: its grants are confirmed, and its renewals run, on the connection to its slot's
+ * master (R1, {@link #onMaster}).
  *
  * <h2>Timeouts and Redis outages</h2>
  * Every command waits at most the command timeout: the URI's {@code timeout} parameter, but at most
@@ -647,6 +653,17 @@ public final class RedisSemaphores implements AutoCloseable {
      * its own: only for a caller that waits for it with a timeout (see Protocol.forBlockingCallers).
      */
     CompletableFuture<List<Object>> eval(Script script, String[] keys, String[] args, boolean direct) {
+        return eval(script, keys, args, direct, null);
+    }
+
+    /**
+     * Runs {@code script} as {@link #eval(Script, String[], String[], boolean)} does, on {@code node} when it is
+     * not null: one master's connection of a cluster (see {@link #onMaster}), where a MOVED or ASK reply is
+     * not followed but fails the call (the script did not run).
+     */
+    CompletableFuture<List<Object>> eval(Script script, String[] keys, String[] args, boolean direct,
+            StatefulRedisConnection<String, String> node) {
+        RedisScriptingAsyncCommands<String, String> commands = node == null ? this.commands : node.async();
         CompletableFuture<List<Object>> result = new CompletableFuture<>();
         long sent = System.nanoTime();
         try {
@@ -722,20 +739,66 @@ public final class RedisSemaphores implements AutoCloseable {
         }
     }
 
-    /** Whether WAIT follows this connection's writes: not on Redis Cluster, where it would go to any node. */
-    boolean canWaitForReplicas() {
-        return connection instanceof StatefulRedisConnection;
+    /** Whether this is a Redis Cluster connection: scripts that WAIT must follow run through {@link #onMaster}. */
+    boolean isCluster() {
+        return connection instanceof StatefulRedisClusterConnection;
     }
 
     /**
-     * WAIT: how many replicas have every write this connection made so far, waiting up to
-     * {@code timeoutMillis} for {@code replicas} of them; completes on a virtual thread.
+     * R1 (Redis Cluster): runs {@code work} with the connection to the master that the client's slot map gives for
+     * {@code key}'s slot. A script sent there runs on that master or not at all: a MOVED or ASK reply fails it,
+     * as nothing follows it elsewhere, so a WAIT sent after it on the same connection covers its writes (a WAIT
+     * on the cluster connection would go to any node, where this client's writes may be none: it would answer
+     * at once). When {@code work} fails with MOVED or ASK (the slot moved, a failover), the slot map is read
+     * again and {@code work} runs once more, on the master it names then.
+     */
+    <T> CompletableFuture<T> onMaster(String key, Function<StatefulRedisConnection<String, String>,
+            CompletableFuture<T>> work) {
+        return master(key).thenCompose(work).handle((value, failure) -> {
+            if (failure == null) {
+                return CompletableFuture.completedFuture(value);
+            }
+            if (!redirected(failure)) {
+                return CompletableFuture.<T>failedFuture(unwrap(failure));
+            }
+            return ((RedisClusterClient) client).refreshPartitionsAsync().toCompletableFuture()
+                    .thenCompose(x -> master(key)).thenCompose(work);
+        }).thenCompose(f -> f);
+    }
+
+    /** The connection to the master of {@code key}'s slot in the slot map (Lettuce's own, for that host and port). */
+    private CompletableFuture<StatefulRedisConnection<String, String>> master(String key) {
+        StatefulRedisClusterConnection<String, String> cluster = (StatefulRedisClusterConnection<String, String>)
+                connection;
+        int slot = SlotHash.getSlot(key);
+        RedisClusterNode master = cluster.getPartitions().getMasterBySlot(slot);
+        if (master == null) {
+            return CompletableFuture.failedFuture(new RedisSemaphoreException("no master serves slot " + slot
+                    + " of " + key + " in the cluster's slot map", null));
+        }
+        RedisURI uri = master.getUri();
+        return cluster.getConnectionAsync(uri.getHost(), uri.getPort());
+    }
+
+    /** Whether a command was refused with MOVED or ASK: it did not run. */
+    static boolean redirected(Throwable failure) {
+        Throwable c = unwrap(failure);
+        String m = c instanceof RedisCommandExecutionException ? c.getMessage() : null;
+        return m != null && (m.startsWith("MOVED ") || m.startsWith("ASK "));
+    }
+
+    /**
+     * WAIT: how many replicas have every write made so far on {@code node} (the command connection when null),
+     * waiting up to {@code timeoutMillis} for {@code replicas} of them; completes on a virtual thread.
      */
     @SuppressWarnings("unchecked")
-    CompletableFuture<Long> waitForReplicas(int replicas, long timeoutMillis) {
+    CompletableFuture<Long> waitForReplicas(StatefulRedisConnection<String, String> node, int replicas,
+            long timeoutMillis) {
         CompletableFuture<Long> result = new CompletableFuture<>();
         try {
-            ((StatefulRedisConnection<String, String>) connection).async().waitForReplication(replicas, timeoutMillis)
+            StatefulRedisConnection<String, String> on = node != null ? node
+                    : (StatefulRedisConnection<String, String>) connection;
+            on.async().waitForReplication(replicas, timeoutMillis)
                     .whenComplete((n, failure) -> execute(() -> {
                         if (failure != null) {
                             result.completeExceptionally(unwrap(failure));

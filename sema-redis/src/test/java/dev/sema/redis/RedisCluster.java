@@ -14,7 +14,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 /**
- * A throw-away Redis Cluster of local {@link RedisServer}s on random loopback ports, masters only, formed
+ * A throw-away Redis Cluster of local {@link RedisServer}s on random loopback ports, masters only (or with a
+ * replica each: {@link #startWithReplicas}), formed
  * without {@code redis-cli} (so that it works with the bundled binary too): each node gets its own config
  * epoch and a third of the slots, the first node meets the others, then we wait until every node reports
  * {@code cluster_state:ok} and knows every other.
@@ -23,6 +24,9 @@ final class RedisCluster implements AutoCloseable {
     static final int SLOTS = 16384;
 
     final List<RedisServer> nodes = new ArrayList<>();
+    /** With {@link #startWithReplicas}: replicas.get(i) replicates master i (null once closed). */
+    final List<RedisServer> replicas = new ArrayList<>();
+    private final List<RedisCommands<String, String>> replicaAdmin = new ArrayList<>();
     private final List<RedisClient> clients = new ArrayList<>();
     private final List<RedisCommands<String, String>> admin = new ArrayList<>();
 
@@ -38,6 +42,73 @@ final class RedisCluster implements AutoCloseable {
             cluster.close();
             throw e;
         }
+    }
+
+    /**
+     * As {@link #start}, then one replica per master: each meets the cluster, follows its master (CLUSTER
+     * REPLICATE), and we wait until every replica is in sync and every master counts it.
+     */
+    static RedisCluster startWithReplicas(RedisServer.Binary binary, int masters)
+            throws IOException, InterruptedException {
+        RedisCluster cluster = new RedisCluster();
+        try {
+            cluster.form(binary, masters);
+            cluster.addReplicas(binary);
+            return cluster;
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    private void addReplicas(RedisServer.Binary binary) throws IOException, InterruptedException {
+        int masters = nodes.size();
+        for (int i = 0; i < masters; i++) {
+            RedisServer node = RedisServer.builder(binary).cluster().args("--cluster-node-timeout", "5000").start();
+            replicas.add(node);
+            RedisClient client = RedisClient.create(RedisTestSupport.uri(node));
+            clients.add(client);
+            RedisCommands<String, String> c = client.connect().sync();
+            replicaAdmin.add(c);
+            admin.get(0).clusterMeet("127.0.0.1", node.port());
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (int i = 0; i < masters; i++) {
+            String masterId = admin.get(i).clusterMyId();
+            RedisCommands<String, String> replica = replicaAdmin.get(i);
+            // CLUSTER REPLICATE needs the replica to know its master first.
+            while (!replica.clusterNodes().contains(masterId)) {
+                check(deadline, "replica " + i + " to learn of its master");
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            }
+            replica.clusterReplicate(masterId);
+        }
+        for (int i = 0; i < masters; i++) {
+            while (!replicaAdmin.get(i).info("replication").contains("master_link_status:up")
+                    || !admin.get(i).info("replication").contains("connected_slaves:1")
+                    || !formed(2 * masters, admin) || !formed(2 * masters, replicaAdmin)) {
+                check(deadline, "replica " + i + " in sync, and every node to know every other");
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            }
+            replicaAdmin.get(i).readOnly(); // so that a test reads the replica's own copy
+        }
+    }
+
+    private void check(long deadline, String what) {
+        if (System.nanoTime() - deadline > 0) {
+            throw new IllegalStateException("waited 30 s for " + what + ": "
+                    + admin.stream().map(RedisCommands::clusterNodes).collect(Collectors.joining("\n")));
+        }
+    }
+
+    /** A plain connection to the replica of master {@code i}, in READONLY mode: its own copy of the data. */
+    RedisCommands<String, String> replica(int i) {
+        return replicaAdmin.get(i);
+    }
+
+    /** Stops the replica of master {@code i}: its master then has none. */
+    void killReplica(int i) throws IOException, InterruptedException {
+        replicas.get(i).close();
     }
 
     private void form(RedisServer.Binary binary, int masters) throws IOException, InterruptedException {
@@ -64,7 +135,7 @@ final class RedisCluster implements AutoCloseable {
             admin.get(0).clusterMeet("127.0.0.1", nodes.get(i).port());
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!formed(masters)) {
+        while (!formed(masters, admin)) {
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("the cluster did not form within 20 s: "
                         + admin.stream().map(RedisCommands::clusterInfo).collect(Collectors.joining("\n")));
@@ -73,10 +144,10 @@ final class RedisCluster implements AutoCloseable {
         }
     }
 
-    private boolean formed(int masters) {
-        for (RedisCommands<String, String> node : admin) {
+    private static boolean formed(int known, List<RedisCommands<String, String>> nodes) {
+        for (RedisCommands<String, String> node : nodes) {
             String info = node.clusterInfo();
-            if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:" + masters + "\r")
+            if (!info.contains("cluster_state:ok") || !info.contains("cluster_known_nodes:" + known + "\r")
                     || !info.contains("cluster_slots_ok:" + SLOTS)) {
                 return false;
             }
@@ -132,6 +203,9 @@ final class RedisCluster implements AutoCloseable {
             c.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
         for (RedisServer n : nodes) {
+            n.close();
+        }
+        for (RedisServer n : replicas) {
             n.close();
         }
     }

@@ -419,16 +419,6 @@ class RedisClusterTest {
         checkInvariants(name);
     }
 
-    /** WAIT cannot follow a script's writes on a cluster connection: replicas() is refused at build, by name. */
-    @Test
-    void replicasAreRefusedOnRedisCluster() {
-        assertThatThrownBy(() -> a.semaphore(names.get(0)).permits(1).replicas(1, Duration.ofMillis(500)).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not available on Redis Cluster");
-        assertThatThrownBy(() -> a.keyed("tenants").permits(1).replicas(1, Duration.ofMillis(500)).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not available on Redis Cluster");
-        assertThat(redis.exists("sem:{" + names.get(0) + "}:meta")).isZero();
-    }
-
     @Test
     void borrowedClusterClientIsNotShutDown() throws Exception {
         RedisClusterClient client = RedisClusterClient.create(cluster.uri());

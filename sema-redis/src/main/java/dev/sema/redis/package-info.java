@@ -102,7 +102,9 @@
  *       the waiter was queued. The durable mode is opt-in per handle
  *       ({@link dev.sema.redis.RedisSemaphore.Builder#replicas}): {@code WAIT} after each grant on the
  *       handle's own connection, after renewing a grant another process's release made for it, and after
- *       each renewal, which extends the local deadlines only once the replicas have it.
+ *       each renewal, which extends the local deadlines only once the replicas have it. On Redis Cluster
+ *       every grant is renewed, and every renewal runs, on the connection to the slot's master, which the
+ *       {@code WAIT} then follows.
  *   <li>One wake-up channel per handle. Standalone Redis: {@code PUBLISH}. Redis Cluster: sharded pub/sub
  *       ({@code SPUBLISH}, {@code SSUBSCRIBE} on the semaphore's master) when every master runs Redis 7 or
  *       newer at connect time, else {@code PUBLISH}, which the cluster broadcasts to every node. The

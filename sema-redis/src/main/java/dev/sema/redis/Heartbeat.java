@@ -141,12 +141,16 @@ final class Heartbeat {
     private record Durable(Protocol.Renewed renewed, boolean durable) {
     }
 
-    /** H6: RENEW through {@code on}, then WAIT on {@code node} (null: the command connection). */
+    /**
+     * H6: RENEW through {@code on}, then WAIT on {@code node} (null: the command connection), which counts only if
+     * no connection dropped in between (RedisSemaphores R2).
+     */
     private CompletableFuture<Durable> durably(Protocol on, StatefulRedisConnection<String, String> node,
             List<String> grantIds, List<String> waiterIds) {
+        long links = semaphore.owner().links(node);
         return on.renew(semaphore.handleId(), semaphore.leaseMs(), semaphore.waiterTtlMs(), grantIds, waiterIds)
                 .thenCompose(r -> semaphore.owner().waitForReplicas(node, semaphore.replicas(),
-                        semaphore.replicasTimeoutMillis()).handle((acked, failed) -> new Durable(r,
+                        semaphore.replicasTimeoutMillis(), links).handle((acked, failed) -> new Durable(r,
                                 failed == null && acked >= semaphore.replicas())));
     }
 
@@ -246,7 +250,7 @@ final class Heartbeat {
             Pending<?> p = semaphore.waiting.get(g.id());
             if (p != null) {
                 p.queued(sent); // it was granted through the queue
-                p.semaphore.granted(p, g.token(), sent, false); // keeps H3
+                p.semaphore.granted(p, g.token(), sent); // keeps H3
             }
         }
         if (r.closed()) {

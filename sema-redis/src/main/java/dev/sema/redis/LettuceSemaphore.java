@@ -13,6 +13,7 @@ import dev.sema.internal.Partitioned;
 import dev.sema.internal.StateSource;
 import dev.sema.internal.Timeouts;
 import dev.sema.internal.WaitEvent;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -79,8 +80,10 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      *      connection) is kept in cancelsDue/releasesDue and sent again by the Heartbeat until Redis
      *      answers, and by leave() (L11); both scripts are idempotent per id, so a second run changes nothing.
      *  L7: with replicas(n, timeout), no grant reaches a caller before WAIT reports n replicas have it;
-     *      one that does not get there in time is given back (discard) and the request fails. A renewal
-     *      extends the permits' deadlines only once WAIT reports n replicas have it (Heartbeat H6).
+     *      one that does not get there in time is given back (discard) and the request fails. The WAIT
+     *      follows a renewal of the grant on its own socket (replicated()), since it counts only that
+     *      socket's writes. A renewal extends the permits' deadlines only once WAIT reports n replicas have
+     *      it (Heartbeat H6).
      *  L8: a blocking acquire's first ACQUIRE reply is handled by the calling thread itself (no hop to
      *      another thread): it completes on the I/O thread, and the caller runs acquireReply for it. A
      *      caller that stops waiting for it first (interrupt, its own timeout) hands it to a virtual
@@ -469,7 +472,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                 case GRANTED -> {
                     LettucePermit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
                     try {
-                        owner.await(replicated(p, false).thenRun(() -> requireLive(p)), describe() + ": " + what);
+                        owner.await(replicated(p).thenRun(() -> requireLive(p)), describe() + ": " + what);
                     } catch (RuntimeException e) {
                         p.discard(); // keeps L7 and L9
                         ended(outcomeOf(e), permits);
@@ -567,7 +570,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             switch (a.kind()) {
                 case GRANTED -> {
                     LettucePermit p = newPermit(permits == 0 ? null : id, permits, a.value(), sent);
-                    replicated(p, false).thenRun(() -> requireLive(p)).whenComplete((ok, notReplicated) -> {
+                    replicated(p).thenRun(() -> requireLive(p)).whenComplete((ok, notReplicated) -> {
                         if (notReplicated != null) {
                             p.discard(); // keeps L7 and L9
                             RuntimeException failure = owner.asRuntime(describe() + ": " + what, notReplicated);
@@ -697,7 +700,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
             return;
         }
         switch (a.kind()) {
-            case GRANTED -> granted(p, a.value(), sent, false);
+            case GRANTED -> granted(p, a.value(), sent);
             case QUEUED -> p.queued(sent);
             case IDLE -> idleReached(p);
             case CLOSED -> {
@@ -718,7 +721,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * A queued request was granted (by its own reply, a wake-up message, or a renewal); {@code base} is when
      * the request that set the grant's lease in Redis was sent, or an earlier time (L3).
      */
-    void granted(Pending<?> p, long token, long base, boolean pushed) {
+    void granted(Pending<?> p, long token, long base) {
         if (p.permits > 0 && late(base)) {
             // keeps L9: Redis may have ended this grant and served another process. Still undecided, the
             // request asks again under its id: renewed if Redis holds it, queued again if not.
@@ -731,7 +734,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         LettucePermit permit = newPermit(p.permits == 0 ? null : p.id, p.permits, token, base);
         waiting.remove(p.id, p); // keeps L2: only now that the permit is in `held`
         if (replicas > 0) {
-            replicated(permit, pushed).thenRun(() -> requireLive(permit)).whenComplete((ok, notReplicated) -> {
+            replicated(permit).thenRun(() -> requireLive(permit)).whenComplete((ok, notReplicated) -> {
                 if (notReplicated == null) {
                     handOver(p, permit);
                     return;
@@ -778,25 +781,20 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
 
     /**
      * L7: completes once {@code replicas} replicas have the grant (at once when none are asked for, or it
-     * holds no permits), or fails with a {@link RedisSemaphoreException}. WAIT counts the writes of the
-     * connection it is sent on, so a grant written by another process's script ({@code pushed}), and on Redis
-     * Cluster every grant (the script may have been redirected to another node than WAIT would reach), is
-     * first touched on the connection that WAIT follows: ACQUIRE sent again for its id, which finds it held
-     * and renews its lease. A touch that does not find the grant held (a failover lost it) fails the grant.
+     * holds no permits), or fails with a {@link RedisSemaphoreException}. WAIT counts the writes of the socket
+     * it is sent on, and the grant may have been written elsewhere: by another process's script (a release
+     * that granted it), on another socket (a reconnect since), on another node (a cluster redirect). So the
+     * grant is first touched on the connection that WAIT follows (on Redis Cluster, its slot's master's: R1):
+     * ACQUIRE sent again for its id, which finds it held and renews its lease; and no connection may drop
+     * between the touch and WAIT's answer (R2). A touch that does not find the grant held fails it.
      */
-    private CompletableFuture<Void> replicated(LettucePermit permit, boolean pushed) {
+    private CompletableFuture<Void> replicated(LettucePermit permit) {
         if (replicas == 0 || permit.grantId() == null) {
             return CompletableFuture.completedFuture(null);
         }
-        long timeoutMillis = Math.max(1, replicasTimeout.toMillis());
-        CompletableFuture<Long> acked;
-        if (owner.isCluster()) {
-            acked = owner.onMaster(protocol.key(), node -> touch(permit, protocol.on(node))
-                    .thenCompose(x -> owner.waitForReplicas(node, replicas, timeoutMillis)));
-        } else {
-            CompletableFuture<Void> ownWrite = pushed ? touch(permit, protocol) : CompletableFuture.completedFuture(null);
-            acked = ownWrite.thenCompose(x -> owner.waitForReplicas(null, replicas, timeoutMillis));
-        }
+        CompletableFuture<Long> acked = owner.isCluster()
+                ? owner.onMaster(protocol.key(), node -> touchAndWait(permit, node))
+                : touchAndWait(permit, null);
         return acked.thenAccept(n -> {
             if (n < replicas) {
                 throw new RedisSemaphoreException(describe() + ": the grant reached " + n + " of the " + replicas
@@ -807,16 +805,22 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
         });
     }
 
-    /** L7: renews {@code permit}'s grant through {@code on}; fails unless Redis still holds that very grant. */
-    private CompletableFuture<Void> touch(LettucePermit permit, Protocol on) {
+    /**
+     * L7: renews {@code permit}'s grant on {@code node} (the command connection when null), failing unless Redis
+     * still holds that very grant, then WAITs there.
+     */
+    private CompletableFuture<Long> touchAndWait(LettucePermit permit, StatefulRedisConnection<String, String> node) {
+        long links = owner.links(node);
         long sent = System.nanoTime();
-        return on.acquire(permit.grantId(), permit.permits(), leaseMs, waiterTtlMs, "try", slot).thenAccept(a -> {
+        Protocol on = node == null ? protocol : protocol.on(node);
+        return on.acquire(permit.grantId(), permit.permits(), leaseMs, waiterTtlMs, "try", slot).thenCompose(a -> {
             if (a.kind() != Protocol.Acquired.Kind.GRANTED || a.value() != permit.fencingToken()) {
                 // A new grant under the same id (room again) is given back with this one: discard releases the id.
                 throw new RedisSemaphoreException(describe() + ": the grant was gone from Redis before it reached "
                         + replicas + " replicas (a failover may have lost it); it was given back", null);
             }
             permit.extend(sent + leaseNanos - marginNanos); // it renewed the lease (L3)
+            return owner.waitForReplicas(node, replicas, Math.max(1, replicasTimeout.toMillis()), links);
         });
     }
 
@@ -992,7 +996,7 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
                             p.semaphore.confirm(p, "was pushed after its request was queued again under the same"
                                     + " id");
                         } else {
-                            p.semaphore.granted(p, w.token(), base, true); // L10
+                            p.semaphore.granted(p, w.token(), base); // L10
                         }
                     }
                     // else settled here already (L2): its grant is held, or its CANCEL was sent

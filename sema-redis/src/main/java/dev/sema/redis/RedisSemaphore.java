@@ -386,19 +386,19 @@ public interface RedisSemaphore extends Semaphore {
          * yet replicated: the promoted replica then counts those permits as free and may grant them again
          * while their first holder still works (fencing tokens stay increasing, so a resource that checks
          * them refuses the older holder). With it, every grant made through this handle is followed by
-         * {@code WAIT n timeout} on its connection (a grant made for it by another process's release is
-         * first renewed by this handle, so that the WAIT covers it: one round trip more), and a grant that
+         * {@code WAIT n timeout} on its connection, after renewing the grant there (WAIT covers the writes of
+         * the socket it arrives on only, and the grant may have been made by another process's release, or
+         * before a reconnect: a WAIT after a reconnect counts for nothing), and a grant that
          * does not reach {@code n} replicas within {@code timeout} is given back and the acquire fails with
          * {@link RedisSemaphoreException}. Renewals wait alike: a renewal that does not reach {@code n}
          * replicas in time leaves the permits' lease where it was, so a holder never believes in a lease that
          * a promoted replica does not know of ({@code leaseLost()} completes when the last renewal that
-         * reached them runs out). The price: one more round trip per grant and per renewal, plus the
+         * reached them runs out). The price: two more round trips per grant and one per renewal, plus the
          * replication delay, and while WAIT is pending the handle's other commands, which share its
          * connection, wait behind it. Releases are not waited for (a lost release only delays the permits'
          * return to the end of their lease). On Redis Cluster, where WAIT answers for the node it reaches only,
-         * every grant is renewed on the connection to its slot's master and the WAIT follows it there (one
-         * round trip more per grant), and renewals run there too; a grant that meets a slot in migration (ASK)
-         * fails and is given back.
+         * the grant is renewed on the connection to its slot's master and the WAIT follows it there, and
+         * renewals run there too; a grant that meets a slot in migration (ASK) fails and is given back.
          *
          * <p>{@code n} replicas protect a grant against a failover that promotes one of the replicas that
          * have it. Sentinel promotes the replica with the most data when a primary dies; but when the old

@@ -40,9 +40,11 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -130,6 +132,13 @@ public final class RedisSemaphores implements AutoCloseable {
     private final AtomicLong counter = new AtomicLong();
     private final AtomicLong handles = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /**
+     * R2: the connection events of each connection a WAIT was sent on (see {@link #links}), by identity; weak,
+     * as a cluster client may replace its node connections.
+     */
+    private final Map<Object, AtomicLong> links = new WeakHashMap<>();
+    /** For tests: runs just before each WAIT is sent. */
+    volatile Runnable beforeWait;
 
     /** Identifies this process's participation; part of every request id and wake-up channel. */
     final String clientId = UUID.randomUUID().toString().replace("-", "");
@@ -196,11 +205,38 @@ public final class RedisSemaphores implements AutoCloseable {
     private final RedisConnectionStateListener reconnected = new RedisConnectionStateListener() {
         @Override
         public void onRedisConnected(RedisChannelHandler<?, ?> channel, SocketAddress address) {
+            changed(channel); // R2
             if (!closed.get()) {
                 loadScripts();
             }
         }
+
+        @Override
+        public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
+            changed(connection); // R2
+        }
     };
+
+    private void changed(RedisChannelHandler<?, ?> connection) {
+        AtomicLong c;
+        synchronized (links) {
+            c = links.get(connection);
+        }
+        if (c != null) {
+            c.incrementAndGet();
+        }
+    }
+
+    /**
+     * R2: how many times {@code node} (the command connection when null) connected or disconnected since it was
+     * first asked about; see {@link #waitForReplicas}.
+     */
+    long links(StatefulRedisConnection<String, String> node) {
+        Object on = node != null ? node : connection;
+        synchronized (links) {
+            return links.computeIfAbsent(on, k -> new AtomicLong()).get();
+        }
+    }
 
     /** Loads every script (SCRIPT LOAD, on every master of a cluster); a failure leaves EVAL as the fallback. */
     void loadScripts() {
@@ -790,18 +826,31 @@ public final class RedisSemaphores implements AutoCloseable {
     /**
      * WAIT: how many replicas have every write made so far on {@code node} (the command connection when null),
      * waiting up to {@code timeoutMillis} for {@code replicas} of them; completes on a virtual thread.
+     *
+     * <p>R2: WAIT counts the writes of the socket it arrives on, and a socket that Lettuce opened again after
+     * the write (a dropped connection, the command re-sent or buffered) has made none: it would answer at once
+     * for every replica. So the answer counts only if the connection neither dropped nor connected since
+     * {@code links} ({@link #links} read before the write was sent); otherwise the WAIT fails.
      */
-    @SuppressWarnings("unchecked")
     CompletableFuture<Long> waitForReplicas(StatefulRedisConnection<String, String> node, int replicas,
-            long timeoutMillis) {
+            long timeoutMillis, long links) {
         CompletableFuture<Long> result = new CompletableFuture<>();
         try {
+            Runnable hook = beforeWait;
+            if (hook != null) {
+                hook.run();
+            }
+            @SuppressWarnings("unchecked")
             StatefulRedisConnection<String, String> on = node != null ? node
                     : (StatefulRedisConnection<String, String>) connection;
             on.async().waitForReplication(replicas, timeoutMillis)
                     .whenComplete((n, failure) -> execute(() -> {
                         if (failure != null) {
                             result.completeExceptionally(unwrap(failure));
+                        } else if (links(node) != links) {
+                            result.completeExceptionally(new RedisSemaphoreException("a connection to Redis dropped"
+                                    + " or reconnected between the write and its WAIT, which then cannot tell how many"
+                                    + " replicas have it", null));
                         } else {
                             result.complete(n);
                         }

@@ -178,6 +178,40 @@ class RedisReplicasTest {
         held.close();
     }
 
+    /**
+     * R2: WAIT counts the writes of the socket it arrives on. One sent after the connection dropped and Lettuce
+     * opened it again counts none of the grant's, and answers at once for every replica still connected, even
+     * one that has nothing (here: stopped): such an answer fails the grant.
+     */
+    @Test
+    void aWaitSentAfterAReconnectDoesNotConfirmTheGrant() throws Exception {
+        RedisSemaphore s = durable(a, "reconnected");
+        s.acquire().close();
+        RedisClient admin = RedisClient.create(RedisTestSupport.uri(primary));
+        try (StatefulRedisConnection<String, String> c = admin.connect()) {
+            replica.pause(); // still connected to the primary, acknowledging nothing
+            a.beforeWait = () -> {
+                long before = a.links(null);
+                c.sync().clientKill(io.lettuce.core.KillArgs.Builder.typeNormal().skipme());
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (a.links(null) < before + 2) { // down, then up again
+                    assertThat(System.nanoTime() - deadline).as("reconnected").isNegative();
+                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300)); // its handshake
+            };
+            assertThatThrownBy(() -> s.tryAcquire(1)).isInstanceOf(RedisSemaphoreException.class)
+                    .hasMessageContaining("reconnected between the write and its WAIT");
+        } finally {
+            a.beforeWait = null;
+            replica.resume();
+            admin.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+        try (Permit p = s.acquire(3)) {
+            assertThat(usedOnReplica("reconnected")).as("the failed grant was given back").isEqualTo(3);
+        }
+    }
+
     /** A keyed family's keys wait for the replica as a single semaphore does, and fail alike without it. */
     @Test
     void aKeyedFamilysGrantsReachTheirCallersOnlyOnceTheReplicaHasThem() throws Exception {

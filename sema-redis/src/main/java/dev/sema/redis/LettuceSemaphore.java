@@ -810,14 +810,18 @@ final class LettuceSemaphore extends AbstractSemaphore implements RedisSemaphore
      * still holds that very grant, then WAITs there.
      */
     private CompletableFuture<Long> touchAndWait(LettucePermit permit, StatefulRedisConnection<String, String> node) {
+        Runnable hook = owner.beforeTouch;
+        if (hook != null) {
+            hook.run();
+        }
         long links = owner.links(node);
         long sent = System.nanoTime();
         Protocol on = node == null ? protocol : protocol.on(node);
         return on.acquire(permit.grantId(), permit.permits(), leaseMs, waiterTtlMs, "try", slot).thenCompose(a -> {
             if (a.kind() != Protocol.Acquired.Kind.GRANTED || a.value() != permit.fencingToken()) {
                 // A new grant under the same id (room again) is given back with this one: discard releases the id.
-                throw new RedisSemaphoreException(describe() + ": the grant was gone from Redis before it reached "
-                        + replicas + " replicas (a failover may have lost it); it was given back", null);
+                throw new RedisSemaphoreException(describe() + ": the grant was gone from Redis before it reached the"
+                        + " replicas (its lease ran out, or a failover lost it); it was given back", null);
             }
             permit.extend(sent + leaseNanos - marginNanos); // it renewed the lease (L3)
             return owner.waitForReplicas(node, replicas, Math.max(1, replicasTimeout.toMillis()), links);

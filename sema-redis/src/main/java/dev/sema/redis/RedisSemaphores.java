@@ -139,6 +139,8 @@ public final class RedisSemaphores implements AutoCloseable {
     private final Map<Object, AtomicLong> links = new WeakHashMap<>();
     /** For tests: runs just before each WAIT is sent. */
     volatile Runnable beforeWait;
+    /** For tests: runs just before a grant is renewed for its WAIT (LettuceSemaphore L7). */
+    volatile Runnable beforeTouch;
 
     /** Identifies this process's participation; part of every request id and wake-up channel. */
     final String clientId = UUID.randomUUID().toString().replace("-", "");

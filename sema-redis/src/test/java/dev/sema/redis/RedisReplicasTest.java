@@ -212,6 +212,30 @@ class RedisReplicasTest {
         }
     }
 
+    /**
+     * L7: the renewal that precedes a grant's WAIT must find that very grant held. Here its lease ran out in Redis
+     * first (renewals held back), so the renewal makes a new grant under the same id, with another fencing
+     * token: the acquire fails, and both go back.
+     */
+    @Test
+    void aGrantThatRedisNoLongerHoldsWhenItsWaitIsDueIsRefused() throws Exception {
+        RedisSemaphore s = a.semaphore("expired").permits(3).lease(Duration.ofSeconds(1))
+                .replicas(1, Duration.ofMillis(500)).build();
+        ((LettuceSemaphore) s).renewalsSuspended = true;
+        a.beforeTouch = () -> java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1_500));
+        try {
+            assertThatThrownBy(() -> s.tryAcquire(2)).isInstanceOf(RedisSemaphoreException.class)
+                    .hasMessageContaining("the grant was gone from Redis before it reached the replicas");
+        } finally {
+            a.beforeTouch = null;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (s.availablePermits() != 3) { // the give-back is sent as the failure is reported
+            assertThat(System.nanoTime() - deadline).as("the new grant given back").isNegative();
+            Thread.sleep(10);
+        }
+    }
+
     /** A keyed family's keys wait for the replica as a single semaphore does, and fail alike without it. */
     @Test
     void aKeyedFamilysGrantsReachTheirCallersOnlyOnceTheReplicaHasThem() throws Exception {

@@ -394,8 +394,9 @@ public interface RedisSemaphore extends Semaphore {
          * replicas in time leaves the permits' lease where it was, so a holder never believes in a lease that
          * a promoted replica does not know of ({@code leaseLost()} completes when the last renewal that
          * reached them runs out). The price: two more round trips per grant and one per renewal, plus the
-         * replication delay, and while WAIT is pending the handle's other commands, which share its
-         * connection, wait behind it. Releases are not waited for (a lost release only delays the permits'
+         * replication delay, and while WAIT is pending the commands that share its connection wait behind it:
+         * those of every handle of the same {@link RedisSemaphores} (on Redis Cluster, every command of the
+         * process to that master). Releases are not waited for (a lost release only delays the permits'
          * return to the end of their lease). On Redis Cluster, where WAIT answers for the node it reaches only,
          * the grant is renewed on the connection to its slot's master and the WAIT follows it there, and
          * renewals run there too; a grant that meets a slot in migration (ASK) fails and is given back.

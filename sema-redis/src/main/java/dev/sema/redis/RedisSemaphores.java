@@ -137,6 +137,8 @@ public final class RedisSemaphores implements AutoCloseable {
      * as a cluster client may replace its node connections.
      */
     private final Map<Object, AtomicLong> links = new WeakHashMap<>();
+    /** R1: the reading of the cluster's slot map in flight, if any (guarded by this). */
+    private CompletableFuture<Void> slotsReading;
     /** For tests: runs just before each WAIT is sent. */
     volatile Runnable beforeWait;
     /** For tests: runs just before a grant is renewed for its WAIT (LettuceSemaphore L7). */
@@ -785,37 +787,88 @@ public final class RedisSemaphores implements AutoCloseable {
     /**
      * R1 (Redis Cluster): runs {@code work} with the connection to the master that the client's slot map gives for
      * {@code key}'s slot. A script sent there runs on that master or not at all: a MOVED or ASK reply fails it,
-     * as nothing follows it elsewhere, so a WAIT sent after it on the same connection covers its writes (a WAIT
-     * on the cluster connection would go to any node, where this client's writes may be none: it would answer
-     * at once). When {@code work} fails with MOVED or ASK (the slot moved, a failover), the slot map is read
-     * again and {@code work} runs once more, on the master it names then.
+     * as the connection does not follow it, so a WAIT sent after it on the same connection covers its writes (a
+     * WAIT on the cluster connection would go to any node, where this client's writes may be none). When the slot
+     * map names no master, its master cannot be reached, or {@code work} fails with MOVED or ASK (the slot moved,
+     * a failover), the slot map is read again (one reading shared by the callers of the moment) and {@code work}
+     * runs once more, on the master it names then. The result completes on a virtual thread.
      */
     <T> CompletableFuture<T> onMaster(String key, Function<StatefulRedisConnection<String, String>,
             CompletableFuture<T>> work) {
-        return master(key).thenCompose(work).handle((value, failure) -> {
-            if (failure == null) {
-                return CompletableFuture.completedFuture(value);
-            }
-            if (!redirected(failure)) {
-                return CompletableFuture.<T>failedFuture(unwrap(failure));
-            }
-            return ((RedisClusterClient) client).refreshPartitionsAsync().toCompletableFuture()
-                    .thenCompose(x -> master(key)).thenCompose(work);
-        }).thenCompose(f -> f);
+        CompletableFuture<T> result = new CompletableFuture<>();
+        onMaster(key, work, true, result);
+        return result;
     }
 
-    /** The connection to the master of {@code key}'s slot in the slot map (Lettuce's own, for that host and port). */
-    private CompletableFuture<StatefulRedisConnection<String, String>> master(String key) {
-        StatefulRedisClusterConnection<String, String> cluster = (StatefulRedisClusterConnection<String, String>)
-                connection;
-        int slot = SlotHash.getSlot(key);
-        RedisClusterNode master = cluster.getPartitions().getMasterBySlot(slot);
-        if (master == null) {
-            return CompletableFuture.failedFuture(new RedisSemaphoreException("no master serves slot " + slot
-                    + " of " + key + " in the cluster's slot map", null));
+    private <T> void onMaster(String key, Function<StatefulRedisConnection<String, String>, CompletableFuture<T>> work,
+            boolean first, CompletableFuture<T> result) {
+        master(key).whenComplete((node, unreachable) -> {
+            if (unreachable != null) {
+                if (first) {
+                    rereadSlots().whenComplete((x, e) -> onMaster(key, work, false, result));
+                } else {
+                    execute(() -> result.completeExceptionally(asRuntime("reaching the master of " + key,
+                            unreachable)));
+                }
+                return;
+            }
+            CompletableFuture<T> done;
+            try {
+                done = work.apply(node);
+            } catch (RuntimeException e) {
+                done = CompletableFuture.failedFuture(e);
+            }
+            done.whenComplete((value, failure) -> {
+                if (failure != null && first && redirected(failure)) {
+                    rereadSlots().whenComplete((x, e) -> onMaster(key, work, false, result));
+                    return;
+                }
+                execute(() -> {
+                    if (failure != null) {
+                        result.completeExceptionally(unwrap(failure));
+                    } else {
+                        result.complete(value);
+                    }
+                });
+            });
+        });
+    }
+
+    /** Reads the cluster's slot map again, or joins the reading in flight. */
+    private CompletableFuture<Void> rereadSlots() {
+        synchronized (this) {
+            CompletableFuture<Void> r = slotsReading;
+            if (r == null || r.isDone()) {
+                try {
+                    r = ((RedisClusterClient) client).refreshPartitionsAsync().toCompletableFuture();
+                } catch (RuntimeException e) {
+                    r = CompletableFuture.failedFuture(e);
+                }
+                slotsReading = r;
+            }
+            return r;
         }
-        RedisURI uri = master.getUri();
-        return cluster.getConnectionAsync(uri.getHost(), uri.getPort());
+    }
+
+    /**
+     * The connection to the master of {@code key}'s slot in the slot map (Lettuce's own, for that host and port);
+     * never throws: a failure fails the future.
+     */
+    private CompletableFuture<StatefulRedisConnection<String, String>> master(String key) {
+        try {
+            StatefulRedisClusterConnection<String, String> cluster =
+                    (StatefulRedisClusterConnection<String, String>) connection;
+            int slot = SlotHash.getSlot(key);
+            RedisClusterNode master = cluster.getPartitions().getMasterBySlot(slot);
+            if (master == null) {
+                return CompletableFuture.failedFuture(new RedisSemaphoreException("no master serves slot " + slot
+                        + " of " + key + " in the cluster's slot map", null));
+            }
+            RedisURI uri = master.getUri();
+            return cluster.getConnectionAsync(uri.getHost(), uri.getPort());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /** Whether a command was refused with MOVED or ASK: it did not run. */
@@ -830,9 +883,11 @@ public final class RedisSemaphores implements AutoCloseable {
      * waiting up to {@code timeoutMillis} for {@code replicas} of them; completes on a virtual thread.
      *
      * <p>R2: WAIT counts the writes of the socket it arrives on, and a socket that Lettuce opened again after
-     * the write (a dropped connection, the command re-sent or buffered) has made none: it would answer at once
-     * for every replica. So the answer counts only if the connection neither dropped nor connected since
-     * {@code links} ({@link #links} read before the write was sent); otherwise the WAIT fails.
+     * the write (a dropped connection, the command re-sent or buffered) may have made none of them (from Redis
+     * 7.2 on, only a command that replicated something moves a socket's WAIT offset): it would answer at once.
+     * And a node connection that was closed meanwhile hands what it buffered to the cluster connection, which
+     * sends a WAIT to any node. So the answer counts only if the connection neither dropped nor connected since
+     * {@code links} ({@link #links} read before the write was sent) and is still open; otherwise the WAIT fails.
      */
     CompletableFuture<Long> waitForReplicas(StatefulRedisConnection<String, String> node, int replicas,
             long timeoutMillis, long links) {
@@ -849,10 +904,10 @@ public final class RedisSemaphores implements AutoCloseable {
                     .whenComplete((n, failure) -> execute(() -> {
                         if (failure != null) {
                             result.completeExceptionally(unwrap(failure));
-                        } else if (links(node) != links) {
-                            result.completeExceptionally(new RedisSemaphoreException("a connection to Redis dropped"
-                                    + " or reconnected between the write and its WAIT, which then cannot tell how many"
-                                    + " replicas have it", null));
+                        } else if (links(node) != links || !on.isOpen()) {
+                            result.completeExceptionally(new RedisSemaphoreException("a connection to Redis dropped,"
+                                    + " reconnected or closed between the write and its WAIT, which then cannot tell how"
+                                    + " many replicas have it", null));
                         } else {
                             result.complete(n);
                         }

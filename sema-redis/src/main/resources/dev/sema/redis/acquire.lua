@@ -86,6 +86,10 @@ if h then
   local a, b = parse_entry(h)
   if a > 0 then -- held: a replay of a grant
     renew_deadline(id, lease)
+    -- Always a write that replicates, even when the deadline did not move (the same millisecond): a WAIT
+    -- that follows on this socket must cover the grant (from Redis 7.2 on, only a command that replicated
+    -- something moves a socket's WAIT offset).
+    redis.call('HSET', K_HOLD, id, h)
     return done({'GRANTED', b, fmt(a)})
   end
   if ttl then -- queued: a replay of a request (a try or a drain under a queued id renews nothing)

@@ -24,7 +24,7 @@ final class RedisCluster implements AutoCloseable {
     static final int SLOTS = 16384;
 
     final List<RedisServer> nodes = new ArrayList<>();
-    /** With {@link #startWithReplicas}: replicas.get(i) replicates master i (null once closed). */
+    /** With {@link #startWithReplicas}: replicas.get(i) replicates master i (stopped by {@link #killReplica}). */
     final List<RedisServer> replicas = new ArrayList<>();
     private final List<RedisCommands<String, String>> replicaAdmin = new ArrayList<>();
     private final List<RedisClient> clients = new ArrayList<>();

@@ -148,11 +148,11 @@ class RedisClusterReplicasTest {
     @Test
     void aRenewalThatTheReplicaOfItsSlotsMasterLacksLeavesTheLeaseWhereItWas() throws Exception {
         String name = names.get(2);
-        RedisSemaphore s = a.semaphore(name).permits(1).lease(Duration.ofSeconds(1))
+        RedisSemaphore s = a.semaphore(name).permits(1).lease(Duration.ofSeconds(2))
                 .replicas(1, Duration.ofMillis(300)).build();
         RedisPermit held = s.acquire();
-        RedisSemaphore plain = b.semaphore(name).permits(1).lease(Duration.ofSeconds(1)).build();
-        Thread.sleep(3_000); // three leases, renewed meanwhile with the replica there
+        RedisSemaphore plain = b.semaphore(name).permits(1).lease(Duration.ofSeconds(2)).build();
+        Thread.sleep(5_000); // two leases and more, renewed meanwhile with the replica there
         assertThat(held.leaseLost()).as("renewed while the replica acknowledged").isNotDone();
         cluster.killReplica(2);
         // The master still holds the grant (renewals reach it): without H6 leaseLost() would never complete.

@@ -5,6 +5,7 @@ import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -164,6 +165,21 @@ final class RedisCluster implements AutoCloseable {
     /** A plain (non-cluster) connection to node {@code i}, for its own view: INFO, PUBSUB, SCRIPT. */
     RedisCommands<String, String> node(int i) {
         return admin.get(i);
+    }
+
+    /** For each master i, in order, the first name {@code prefix-N} whose slot master i was given. */
+    List<String> namesOnEachMaster(String prefix) {
+        List<String> names = new ArrayList<>();
+        for (int master = 0; master < nodes.size(); master++) {
+            for (int i = 0; ; i++) {
+                String name = prefix + "-" + i;
+                if (nodeOf(SlotHash.getSlot(name)) == master) {
+                    names.add(name);
+                    break;
+                }
+            }
+        }
+        return names;
     }
 
     /** The node that was given {@code slot} when the cluster formed. */

@@ -44,15 +44,7 @@ class RedisClusterReplicasTest {
         a = RedisSemaphores.connectCluster(cluster.uri());
         b = RedisSemaphores.connectCluster(cluster.uri());
         String base = info.getTestMethod().map(m -> m.getName()).orElse("t");
-        for (int master = 0; master < MASTERS; master++) {
-            for (int i = 0; ; i++) {
-                String name = base + "-" + i;
-                if (cluster.nodeOf(SlotHash.getSlot(name)) == master) {
-                    names.add(name);
-                    break;
-                }
-            }
-        }
+        names.addAll(cluster.namesOnEachMaster(base));
     }
 
     @AfterEach
@@ -165,15 +157,8 @@ class RedisClusterReplicasTest {
     void aKeyedFamilysGrantsWaitForTheReplicaOfEachKeysMaster() throws Exception {
         KeyedSemaphore<String> tenants = a.keyed("tenants").permits(2).replicas(1, Duration.ofMillis(500)).build();
         try {
-            List<String> keys = new ArrayList<>();
-            for (int master = 0; master < MASTERS; master++) {
-                for (int i = 0; ; i++) {
-                    if (cluster.nodeOf(SlotHash.getSlot("tenants:k" + i)) == master) {
-                        keys.add("k" + i);
-                        break;
-                    }
-                }
-            }
+            List<String> keys = cluster.namesOnEachMaster("tenants:k").stream()
+                    .map(n -> n.substring("tenants:".length())).toList();
             for (int i = 0; i < MASTERS; i++) {
                 try (Permit p = tenants.get(keys.get(i)).acquire(2)) {
                     assertThat(usedOnReplica(i, "tenants:" + keys.get(i))).isEqualTo(2);

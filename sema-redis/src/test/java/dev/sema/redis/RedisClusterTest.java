@@ -85,15 +85,7 @@ class RedisClusterTest {
         a = RedisSemaphores.connectCluster(cluster.uri());
         b = RedisSemaphores.connectCluster(cluster.uri());
         String base = info.getTestMethod().map(m -> m.getName()).orElse("t") + "-" + NAMES.incrementAndGet();
-        for (int master = 0; master < MASTERS; master++) {
-            for (int i = 0; ; i++) {
-                String name = base + "-" + i;
-                if (cluster.nodeOf(SlotHash.getSlot(name)) == master) {
-                    names.add(name);
-                    break;
-                }
-            }
-        }
+        names.addAll(cluster.namesOnEachMaster(base));
     }
 
     @AfterEach
@@ -180,16 +172,9 @@ class RedisClusterTest {
         String family = "fam-" + NAMES.incrementAndGet();
         KeyedSemaphore<String> fa = a.keyed(family).permits(2).expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY).build();
         KeyedSemaphore<String> fb = b.keyed(family).permits(2).expireWhenIdle(RedisSemaphore.MIN_IDLE_EXPIRY).build();
-        List<String> keys = new ArrayList<>(); // keys.get(i): its semaphore, named family:key, is on master i
-        for (int master = 0; master < MASTERS; master++) {
-            for (int i = 0; ; i++) {
-                String key = "tenant-" + master + "-" + i;
-                if (cluster.nodeOf(SlotHash.getSlot(family + ":" + key)) == master) {
-                    keys.add(key);
-                    break;
-                }
-            }
-        }
+        // keys.get(i): its semaphore, named family:key, is on master i
+        List<String> keys = cluster.namesOnEachMaster(family + ":tenant").stream()
+                .map(n -> n.substring(family.length() + 1)).toList();
         for (int master = 0; master < MASTERS; master++) {
             String key = keys.get(master);
             Permit two = fa.get(key).acquire(2);

@@ -161,7 +161,8 @@ class ChaosRunTest {
         assertThat(report).containsPattern("kill-primary=\\d+").containsPattern("migrate-slot=\\d+")
                 .containsPattern("partition-node=\\d+").doesNotContain("partition-primary-cluster")
                 .containsPattern("kill-primary n\\d: its replica took over")
-                .containsPattern("migrate-slot \\S+ slot \\d+ n\\d>n\\d: [1-9]\\d* keys")
+                .containsPattern("migrate-slot \\S+ slot \\d+ n\\d>n\\d: [1-9]\\d* keys");
+        assertThat(Files.readString(dir.resolve("w1.log"))).as("the worker's own account")
                 .contains("grants wait for 1 replica(s)");
     }
 

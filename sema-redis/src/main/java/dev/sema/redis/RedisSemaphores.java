@@ -137,7 +137,9 @@ public final class RedisSemaphores implements AutoCloseable {
      * as a cluster client may replace its node connections.
      */
     private final Map<Object, AtomicLong> links = new WeakHashMap<>();
-    /** R1: the reading of the cluster's slot map in flight, if any (guarded by this). */
+    /** R1: guards {@link #slotsReading}; private, as this object is the caller's to lock if it likes. */
+    private final Object slotsLock = new Object();
+    /** R1: the reading of the cluster's slot map in flight, if any (guarded by slotsLock). */
     private CompletableFuture<Void> slotsReading;
     /** For tests: runs just before each WAIT is sent. */
     volatile Runnable beforeWait;
@@ -836,7 +838,7 @@ public final class RedisSemaphores implements AutoCloseable {
 
     /** Reads the cluster's slot map again, or joins the reading in flight. */
     private CompletableFuture<Void> rereadSlots() {
-        synchronized (this) {
+        synchronized (slotsLock) {
             CompletableFuture<Void> r = slotsReading;
             if (r == null || r.isDone()) {
                 try {

@@ -244,6 +244,25 @@ final class SentinelRedis extends Topology {
         }
     }
 
+    /**
+     * Whether every Sentinel sees the primary up with nothing pending (flags exactly "master"): a primary cut
+     * off longer than the down-after period may be promoted away only after the cut ended, while the Sentinels
+     * still name it; until they are quiet, {@link #settle} cannot tell that from no failover at all.
+     */
+    private boolean sentinelsQuiet() {
+        for (RedisServer s : sentinels) {
+            try {
+                Object r = Resp.call(s.port(), 1_000, "SENTINEL", "master", MASTER);
+                if (!(r instanceof List<?> l) || !"master".equals(field(l, "flags"))) {
+                    return false;
+                }
+            } catch (IOException | RuntimeException e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private boolean sentinelsAgree() {
         for (RedisServer s : sentinels) {
             try {
@@ -378,7 +397,8 @@ final class SentinelRedis extends Topology {
 
     /**
      * Waits (up to 20 s) until node {@code old}, the primary when a fault began, is the primary the Sentinels
-     * name again, or follows the one they promoted and is in sync with it (until then a WAIT for every
+     * name again with none of them seeing it down or failing it over, or follows the one they promoted and is in
+     * sync with it (until then a WAIT for every
      * replica fails, and the grants it holds back are counted in Redis and believed by nobody). Until then, processes that still reach it go on using it:
      * a Sentinel turns a primary it replaced into a replica only once it has seen it, back, claim to be a primary
      * for 8 s (four hello periods), and it then ends the clients' connections (CLIENT KILL), which sends them to
@@ -390,7 +410,8 @@ final class SentinelRedis extends Topology {
         long deadline = started + TimeUnit.SECONDS.toNanos(20);
         for (;;) {
             int now = primaryIndex();
-            if (now == old || now >= 0 && masterPort(old) == nodeProxies.get(now).port() && inSync(old)) {
+            if (now == old && sentinelsQuiet()
+                    || now >= 0 && now != old && masterPort(old) == nodeProxies.get(now).port() && inSync(old)) {
                 if (now != old) {
                     f.note(what + ": n" + old + " made a replica of n" + now + ", "
                             + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms later");
